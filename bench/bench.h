@@ -1,0 +1,64 @@
+/* What every benchmark plug-in gets, and the registry they plug into.
+ *
+ * main builds one zb_bench_ctx (config, device, streams, comm, topology,
+ * peak FLOP/s, the report) and calls the plug-in registered for the
+ * subcommand. A plug-in prints its table on rank 0, adds one JSON run per
+ * row to the report, and counts wrong elements; it returns a status and
+ * never exits. */
+#ifndef ZB_BENCH_H
+#define ZB_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "comm.h"
+#include "device.h"
+#include "mpi_boot.h"
+#include "profile.h"
+#include "report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zb_bench_ctx {
+    const zb_config *cfg;
+    zb_topology topo;
+    zb_device *dev;
+    zb_stream *compute; /* compute stream */
+    zb_stream *comm_stream;
+    zb_comm *comm;      /* created for {comm_stream, compute} */
+    zb_hw_profile hw;
+    double peak_flops;       /* per rank, the dtype the bench runs in */
+    char peak_source[128];   /* where peak_flops came from */
+    int blas_threads;
+    zb_report *report;
+    FILE *out;               /* rank 0: stdout; other ranks: NULL */
+    int64_t wrong;           /* wrong elements over all checks, all ranks */
+} zb_bench_ctx;
+
+typedef struct zb_bench {
+    zb_command command;
+    const char *name;
+    zb_status (*run)(zb_bench_ctx *ctx);
+} zb_bench;
+
+/* The plug-in for a subcommand, or NULL. */
+const zb_bench *zb_bench_find(zb_command cmd);
+
+/* Per-rank times reduced across ranks as -a says (collective). */
+double zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds);
+/* Sum of a per-rank count over ranks (collective). */
+int64_t zb_bench_sum(int64_t v);
+
+/* Every benchmark's plug-in, defined in its own file. */
+extern const zb_bench zb_bench_allgather;
+extern const zb_bench zb_bench_reducescatter;
+extern const zb_bench zb_bench_allreduce;
+extern const zb_bench zb_bench_gemm;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,83 @@
+/* Seeded inputs and exact checks for the collective benchmarks.
+ *
+ * Element j of rank r's input is a small integer in [-2, 2] drawn from a hash
+ * of (seed, r, j). Sums of up to 128 such values stay within bf16's exact
+ * integers (|x| <= 256), so float and bf16 results are checked for exact
+ * equality whatever order the library adds in; past 128 ranks bf16 sums are
+ * compared with a relative tolerance of 2^-7 instead. */
+#include <math.h>
+
+#include "bf16.h"
+#include "coll_bench.h"
+
+static float seeded_value(uint64_t seed, int rank, size_t j) {
+    uint64_t h = seed ^ ((uint64_t)(rank + 1) * 0xC2B2AE3D27D4EB4FULL) ^
+                 ((uint64_t)(j + 1) * 0x9E3779B97F4A7C15ULL);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 29;
+    return (float)((int)(h % 5u) - 2);
+}
+
+static void store(void *buf, size_t i, zb_dtype t, float v) {
+    if (t == ZB_DTYPE_BF16) {
+        ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
+    } else {
+        ((float *)buf)[i] = v;
+    }
+}
+
+static float load(const void *buf, size_t i, zb_dtype t) {
+    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
+}
+
+/* Elements of this rank's input buffer. */
+static size_t input_elems(const zb_coll_def *def, const zb_coll_args *a) {
+    return def->kind == ZB_COLL_REDUCESCATTER ? a->count * (size_t)a->n_ranks : a->count;
+}
+
+void zb_coll_init_input(const zb_coll_def *def, const zb_coll_args *a) {
+    size_t n = input_elems(def, a);
+    for (size_t j = 0; j < n; j++) store(a->send, j, a->dtype, seeded_value(a->seed, a->rank, j));
+}
+
+static float expected_sum(const zb_coll_args *a, size_t j) {
+    float sum = 0.0f;
+    for (int r = 0; r < a->n_ranks; r++) sum += seeded_value(a->seed, r, j);
+    return sum;
+}
+
+static bool matches(float got, float want, const zb_coll_args *a) {
+    if (a->dtype == ZB_DTYPE_BF16 && a->n_ranks > 128) {
+        return fabsf(got - want) <= fabsf(want) * (1.0f / 128.0f);
+    }
+    return got == want;
+}
+
+int64_t zb_coll_count_wrong(const zb_coll_def *def, const zb_coll_args *a) {
+    int64_t wrong = 0;
+    switch (def->kind) {
+    case ZB_COLL_ALLGATHER:
+        for (int r = 0; r < a->n_ranks; r++) {
+            for (size_t j = 0; j < a->count; j++) {
+                float got = load(a->recv, (size_t)r * a->count + j, a->dtype);
+                wrong += !matches(got, seeded_value(a->seed, r, j), a);
+            }
+        }
+        break;
+    case ZB_COLL_REDUCESCATTER:
+        for (size_t j = 0; j < a->count; j++) {
+            float want = expected_sum(a, (size_t)a->rank * a->count + j);
+            wrong += !matches(load(a->recv, j, a->dtype), want, a);
+        }
+        break;
+    case ZB_COLL_ALLREDUCE:
+        for (size_t j = 0; j < a->count; j++) {
+            wrong += !matches(load(a->recv, j, a->dtype), expected_sum(a, j), a);
+        }
+        break;
+    case ZB_COLL_BARRIER:
+    case ZB_COLL_COUNT: break;
+    }
+    return wrong;
+}

@@ -1,0 +1,256 @@
+/* zerobench gemm: GEMM throughput on the device's compute stream.
+ *
+ * Shapes come from an M=N=K sweep (-b/-e/-f as dimensions), from --shape
+ * MxNxK (repeatable), or from --model NAME: the forward projections of one
+ * layer and the LM head, with M = tokens (batch*seq) and weights stored
+ * [out, in] as the model keeps them (C = X W^T). Throughput is 2MNK/t
+ * (DESIGN.md §4) against the per-rank peak. The check samples 64 entries of
+ * C against a double-precision dot product, outside the timed loop. */
+#include <cblas.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "metrics.h"
+#include "table.h"
+
+#define GEMM_SAMPLES 64
+
+typedef struct gemm_shape {
+    char name[32];
+    int64_t m, n, k;
+    bool trans_b;
+} gemm_shape;
+
+typedef struct gemm_bufs {
+    float *a, *b, *c;
+} gemm_bufs;
+
+static int collect_shapes(const zb_bench_ctx *ctx, gemm_shape *out, int cap, zb_status *st) {
+    const zb_config *cfg = ctx->cfg;
+    int n = 0;
+    *st = ZB_OK;
+    if (cfg->n_shapes > 0) {
+        for (int i = 0; i < cfg->n_shapes && n < cap; i++, n++) {
+            snprintf(out[n].name, sizeof out[n].name, "shape%d", i);
+            out[n].m = cfg->shapes[i][0];
+            out[n].n = cfg->shapes[i][1];
+            out[n].k = cfg->shapes[i][2];
+            out[n].trans_b = false;
+        }
+        return n;
+    }
+    if (cfg->model[0]) {
+        zb_model_profile mp;
+        *st = zb_model_profile_load(cfg->model, &mp);
+        if (*st != ZB_OK) return 0;
+        int64_t t = cfg->tokens ? cfg->tokens : (int64_t)mp.batch * mp.seq;
+        int64_t q = (int64_t)mp.heads * mp.head_dim, kv = (int64_t)mp.kv_heads * mp.head_dim;
+        const gemm_shape layer[] = {
+            {"qkv_proj", t, q + 2 * kv, mp.dim, true},  {"attn_out_proj", t, mp.dim, q, true},
+            {"ffn_gate_up", t, mp.ffn_dim, mp.dim, true}, {"ffn_down", t, mp.dim, mp.ffn_dim, true},
+            {"lm_head", t, mp.vocab, mp.dim, true},
+        };
+        for (size_t i = 0; i < sizeof layer / sizeof layer[0] && n < cap; i++) out[n++] = layer[i];
+        return n;
+    }
+    for (uint64_t d = cfg->min_bytes; d <= cfg->max_bytes && n < cap; d *= (uint64_t)cfg->step_factor) {
+        snprintf(out[n].name, sizeof out[n].name, "square");
+        out[n].m = out[n].n = out[n].k = (int64_t)d;
+        out[n].trans_b = false;
+        n++;
+    }
+    return n;
+}
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void fill_uniform(float *x, size_t n, uint64_t seed) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)((double)(splitmix(&seed) >> 11) * 0x1.0p-52 - 1.0);
+}
+
+static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b) {
+    zb_gemm_desc g;
+    memset(&g, 0, sizeof g);
+    g.trans_b = s->trans_b;
+    g.m = s->m;
+    g.n = s->n;
+    g.k = s->k;
+    g.alpha = 1.0f;
+    g.beta = 0.0f;
+    g.a = b->a;
+    g.lda = s->k;
+    g.b = b->b;
+    g.ldb = s->trans_b ? s->k : s->n;
+    g.c = b->c;
+    g.ldc = s->n;
+    g.dtype = ZB_DTYPE_F32;
+    return g;
+}
+
+/* Wrong entries among GEMM_SAMPLES sampled ones. The bound 16*sqrt(K)*eps
+ * times sum|a*b| covers fp32 blocked summation; one dropped or doubled term
+ * (about sum|a*b|/K) is far above it for every K this benchmark runs. */
+static int64_t check_sampled(const gemm_shape *s, const gemm_bufs *b, uint64_t seed) {
+    int64_t wrong = 0;
+    double tol = 16.0 * sqrt((double)s->k) * 0x1.0p-24;
+    for (int i = 0; i < GEMM_SAMPLES; i++) {
+        int64_t r = (int64_t)(splitmix(&seed) % (uint64_t)s->m);
+        int64_t c = (int64_t)(splitmix(&seed) % (uint64_t)s->n);
+        double ref = 0.0, mag = 0.0;
+        for (int64_t k = 0; k < s->k; k++) {
+            double av = b->a[r * s->k + k];
+            double bv = s->trans_b ? b->b[c * s->k + k] : b->b[k * s->n + c];
+            ref += av * bv;
+            mag += fabs(av * bv);
+        }
+        double got = b->c[r * s->n + c];
+        if (!(fabs(got - ref) <= tol * mag + 1e-30)) wrong++;
+    }
+    return wrong;
+}
+
+static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *seconds) {
+    const zb_config *cfg = ctx->cfg;
+    zb_op_info info = {ZB_OP_COMPUTE, "gemm", -1, 0, zb_gemm_flops((double)g->m, (double)g->n, (double)g->k)};
+    for (int64_t i = 0; i < cfg->warmup_iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
+    ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
+    int64_t t0 = zb_now_ns();
+    for (int64_t i = 0; i < cfg->iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
+    ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
+    *seconds = (double)(zb_now_ns() - t0) / 1e9 / (double)cfg->iters;
+    return ZB_OK;
+}
+
+static void direct_sgemm(const zb_gemm_desc *g) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, (blasint)g->m,
+                (blasint)g->n, (blasint)g->k, g->alpha, (const float *)g->a, (blasint)g->lda,
+                (const float *)g->b, (blasint)g->ldb, g->beta, (float *)g->c, (blasint)g->ldc);
+}
+
+/* The baseline for --compare-direct: cblas_sgemm called from this thread. */
+static double time_direct(const zb_config *cfg, const zb_gemm_desc *g) {
+    for (int64_t i = 0; i < cfg->warmup_iters; i++) direct_sgemm(g);
+    int64_t t0 = zb_now_ns();
+    for (int64_t i = 0; i < cfg->iters; i++) direct_sgemm(g);
+    return (double)(zb_now_ns() - t0) / 1e9 / (double)cfg->iters;
+}
+
+static zb_table *make_table(bool direct) {
+    zb_table *t = zb_table_new();
+    if (!t) return NULL;
+    zb_table_add_column(t, "name", "", ZB_ALIGN_LEFT);
+    zb_table_add_column(t, "M", "", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "N", "", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "K", "", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "type", "", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "time", "us", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "throughput", "GFLOP/s", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "of peak", "%", ZB_ALIGN_RIGHT);
+    zb_table_add_column(t, "#wrong", "", ZB_ALIGN_RIGHT);
+    if (direct) {
+        zb_table_add_column(t, "time", "us", ZB_ALIGN_RIGHT);
+        zb_table_add_column(t, "overhead", "%", ZB_ALIGN_RIGHT);
+        zb_table_add_group(t, "direct BLAS", 9, 2);
+    }
+    return t;
+}
+
+static void add_json_run(zb_bench_ctx *ctx, const gemm_shape *s, double sec, double pct, int64_t wrong,
+                         double direct_s) {
+    char shape[96];
+    snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
+    json_t *run = json_object();
+    json_object_set_new(run, "bench", json_string("gemm"));
+    json_object_set_new(run, "name", json_string(s->name));
+    json_object_set_new(run, "shape", json_string(shape));
+    json_object_set_new(run, "dtype", json_string("float"));
+    json_object_set_new(run, "trans_b", json_boolean(s->trans_b));
+    json_object_set_new(run, "ranks", json_integer(ctx->topo.n_ranks));
+    json_object_set_new(run, "nodes", json_integer(ctx->topo.n_nodes));
+    json_t *m = json_object();
+    double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
+    json_object_set_new(m, "time_us", zb_json_real_or_null(sec * 1e6));
+    json_object_set_new(m, "tflops", zb_json_real_or_null(flops / sec / 1e12));
+    json_object_set_new(m, "pct_peak", zb_json_real_or_null(pct));
+    json_object_set_new(m, "wrong", wrong < 0 ? json_null() : json_integer(wrong));
+    if (direct_s > 0) {
+        json_object_set_new(m, "direct_time_us", zb_json_real_or_null(direct_s * 1e6));
+        json_object_set_new(m, "harness_overhead_pct", zb_json_real_or_null(100.0 * (sec - direct_s) / direct_s));
+    }
+    json_object_set_new(run, "metrics", m);
+    zb_report_add_run(ctx->report, run);
+}
+
+static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) {
+    const zb_config *cfg = ctx->cfg;
+    size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
+    gemm_bufs b = {NULL, NULL, NULL};
+    zb_status st = zb_dev_alloc(ctx->dev, na * 4, ZB_MEM_BENCH_BUFFER, (void **)&b.a);
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, nb * 4, ZB_MEM_BENCH_BUFFER, (void **)&b.b);
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, nc * 4, ZB_MEM_BENCH_BUFFER, (void **)&b.c);
+    double sec = 0.0, direct_s = 0.0;
+    int64_t wrong = -1;
+    zb_gemm_desc g = desc_of(s, &b);
+    if (st == ZB_OK) {
+        fill_uniform(b.a, na, 1 + (uint64_t)ctx->topo.rank);
+        fill_uniform(b.b, nb, 1000 + (uint64_t)ctx->topo.rank);
+        st = time_gemm(ctx, &g, &sec);
+    }
+    if (st == ZB_OK) {
+        sec = zb_bench_reduce_time(ctx, sec);
+        if (cfg->check) wrong = zb_bench_sum(check_sampled(s, &b, 77 + (uint64_t)ctx->topo.rank));
+        if (cfg->compare_direct) direct_s = zb_bench_reduce_time(ctx, time_direct(cfg, &g));
+    }
+    zb_dev_free(ctx->dev, b.c);
+    zb_dev_free(ctx->dev, b.b);
+    zb_dev_free(ctx->dev, b.a);
+    ZB_TRY(st);
+    double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
+    double pct = ctx->peak_flops > 0 ? 100.0 * flops / sec / ctx->peak_flops : NAN;
+    if (wrong > 0) ctx->wrong += wrong;
+    add_json_run(ctx, s, sec, pct, wrong, direct_s);
+    zb_table_add_row(t);
+    zb_table_set(t, 0, "%s", s->name);
+    zb_table_set(t, 1, "%lld", (long long)s->m);
+    zb_table_set(t, 2, "%lld", (long long)s->n);
+    zb_table_set(t, 3, "%lld", (long long)s->k);
+    zb_table_set(t, 4, "float");
+    zb_table_set(t, 5, "%.1f", sec * 1e6);
+    zb_table_set(t, 6, "%.2f", flops / sec / 1e9);
+    zb_table_set(t, 7, "%.1f", pct);
+    if (wrong < 0) zb_table_set(t, 8, "N/A");
+    else zb_table_set(t, 8, "%lld", (long long)wrong);
+    if (cfg->compare_direct) {
+        zb_table_set(t, 9, "%.1f", direct_s * 1e6);
+        zb_table_set(t, 10, "%+.1f", 100.0 * (sec - direct_s) / direct_s);
+    }
+    return ZB_OK;
+}
+
+static zb_status gemm_run(zb_bench_ctx *ctx) {
+    gemm_shape shapes[ZB_MAX_SHAPES];
+    zb_status st;
+    int n = collect_shapes(ctx, shapes, ZB_MAX_SHAPES, &st);
+    ZB_TRY(st);
+    zb_table *t = make_table(ctx->cfg->compare_direct);
+    if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
+    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t);
+    if (st == ZB_OK && ctx->out) {
+        fprintf(ctx->out, "# peak %.2f GFLOP/s per rank (%s)\n", ctx->peak_flops / 1e9, ctx->peak_source);
+        zb_table_print(t, ctx->out, "#");
+        fprintf(ctx->out, "# Wrong sampled entries : %lld %s\n", (long long)ctx->wrong,
+                ctx->wrong ? "FAILED" : "OK");
+    }
+    zb_table_free(t);
+    return st;
+}
+
+const zb_bench zb_bench_gemm = {ZB_CMD_GEMM, "gemm", gemm_run};

@@ -1,0 +1,96 @@
+/* The command line: subcommands, flags, and the run configuration.
+ *
+ * zb_cli_parse is pure (no output, no exit), so it is unit-tested path by
+ * path and fuzzed; main prints its one-line message and exits with 2. Every
+ * flag is described once, in the table in cli.c, which also drives --help. */
+#ifndef ZB_CLI_H
+#define ZB_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zb_command {
+    ZB_CMD_STEP = 0, /* the default: the ZeRO-3 step benchmark */
+    ZB_CMD_ALLGATHER,
+    ZB_CMD_REDUCESCATTER,
+    ZB_CMD_ALLREDUCE,
+    ZB_CMD_GEMM,
+    ZB_CMD_COUNT
+} zb_command;
+
+const char *zb_command_name(zb_command c);
+
+#define ZB_MAX_SHAPES 64
+#define ZB_PATH_MAX 1024
+
+/* nccl-tests' -a: how a per-rank time becomes the reported time. */
+typedef enum zb_average {
+    ZB_AVERAGE_RANK0 = 0,
+    ZB_AVERAGE_MEAN = 1,
+    ZB_AVERAGE_MIN = 2,
+    ZB_AVERAGE_MAX = 3
+} zb_average;
+
+typedef struct zb_config {
+    zb_command command;
+    bool help;
+
+    /* backends */
+    char backend[16]; /* auto | cpu */
+    char comm[16];    /* auto | mpi */
+
+    /* collective sweep (nccl-tests meanings) */
+    uint64_t min_bytes, max_bytes, step_bytes;
+    int64_t step_factor; /* 0 when -i/--stepbytes is used instead */
+    int64_t iters, warmup_iters;
+    int check;
+    zb_dtype dtype;
+    zb_average average;
+    bool compare_direct; /* also time the library called directly */
+
+    /* gemm */
+    int n_shapes;
+    int64_t shapes[ZB_MAX_SHAPES][3];
+    bool gemm_sweep_given; /* -b/-e given to gemm: sweep M=N=K */
+    char model[128];
+    int64_t tokens; /* M for --model shapes; 0 = the profile's batch*seq */
+
+    /* hardware */
+    char hw[128]; /* profile name; "" = the backend's default */
+    double peak_gflops; /* 0 = from the profile, or measured on cpu */
+    int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
+    bool malloc_keep;   /* keep freed memory in glibc (REFERENCE.md) */
+
+    /* launch */
+    int64_t nodes, gpus_per_node;
+    char hostfile[ZB_PATH_MAX];
+    bool emulate_nodes;
+    double timeout_s;
+
+    /* outputs */
+    char json_path[ZB_PATH_MAX];
+    char csv_path[ZB_PATH_MAX];
+    char trace_path[ZB_PATH_MAX];
+} zb_config;
+
+void zb_config_defaults(zb_config *cfg);
+
+/* Parses argv (argv[0] is the program). On bad input returns ZB_ERR_INVALID
+ * with a one-line message (zb_error_message) naming the flag, the value and
+ * what is accepted. */
+zb_status zb_cli_parse(int argc, char *const *argv, zb_config *cfg);
+
+/* Writes the usage text for a command (all flags that apply to it). */
+void zb_cli_usage(zb_command cmd, char *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,17 @@
+/* Measures one core's peak fp32 FLOP/s with a register-only FMA loop, for
+ * "% of peak" and MFU on the CPU backend when no --peak-gflops is given. */
+#ifndef ZB_CPU_PEAK_H
+#define ZB_CPU_PEAK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs for about `seconds` and returns GFLOP/s of one thread; `*isa` names
+ * the instruction set used ("avx512f", "avx2+fma" or "scalar"). */
+double zb_cpu_peak_gflops_per_core(double seconds, const char **isa);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,237 @@
+/* zerobench's entry point: parse, launch, set up the backends, run one
+ * benchmark, write its outputs, and turn statuses into exit codes.
+ *
+ * Exit codes: 0 success, 1 a wrong result or a runtime failure, 2 bad input.
+ * Everything that can be validated without MPI (flags, profiles, output
+ * folders) is checked before MPI starts, so bad input never leaves a job
+ * half-launched. A timeout or MPI failure ends every rank (MPI_Abort). */
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "config_json.h"
+#include "cpu_peak.h"
+#include "launch.h"
+#include "meta.h"
+#include "trace_export.h"
+
+/* Rank 0 of a job, or a process outside MPI: the one that prints. */
+static bool is_first_rank(void) {
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = getenv("PMIX_RANK");
+    if (!r) r = getenv("PMI_RANK");
+    return !r || !strcmp(r, "0");
+}
+
+static int fail_input(void) {
+    if (is_first_rank()) fprintf(stderr, "zerobench: %s\n", zb_error_message());
+    return 2;
+}
+
+/* An output file's folder must exist before any work is done. */
+static zb_status check_output_path(const char *flag, const char *path) {
+    if (!path[0]) return ZB_OK;
+    char dir[ZB_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return ZB_OK;
+    if (slash == dir) slash[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': folder '%s' is not writable (%s)", flag, path, dir,
+                       strerror(errno));
+    }
+    return ZB_OK;
+}
+
+static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
+    ZB_TRY(check_output_path("--json", cfg->json_path));
+    ZB_TRY(check_output_path("--csv", cfg->csv_path));
+    ZB_TRY(check_output_path("--trace", cfg->trace_path));
+    if (cfg->hostfile[0] && access(cfg->hostfile, R_OK) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--hostfile '%s': cannot be read (%s)", cfg->hostfile, strerror(errno));
+    }
+    zb_status st = zb_hw_profile_load(cfg->hw[0] ? cfg->hw : "cpu", hw);
+    if (st != ZB_OK) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", cfg->hw[0] ? cfg->hw : "cpu", zb_error_message());
+    }
+    if (cfg->model[0]) {
+        zb_model_profile mp;
+        if (zb_model_profile_load(cfg->model, &mp) != ZB_OK) {
+            return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", cfg->model, zb_error_message());
+        }
+    }
+    return ZB_OK;
+}
+
+/* glibc keeps freed memory when asked: Open MPI's reduction temporaries then
+ * stop costing page faults on every call (REFERENCE.md). Reported in meta. */
+static void apply_malloc_policy(bool keep) {
+    if (!keep) return;
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+}
+
+static int relaunch(const zb_config *cfg, int argc, char **argv) {
+    zb_launch_opts o = {(int)(cfg->nodes ? cfg->nodes : 1), (int)cfg->gpus_per_node,
+                        cfg->hostfile[0] ? cfg->hostfile : NULL, cfg->emulate_nodes, NULL};
+    char **cmd = NULL;
+    if (zb_launch_build_argv(&o, argc, argv, &cmd) != ZB_OK) return fail_input();
+    int rc = zb_launch_run(cmd);
+    zb_launch_argv_free(cmd);
+    return rc;
+}
+
+static void set_peak(zb_bench_ctx *ctx) {
+    const zb_config *cfg = ctx->cfg;
+    if (cfg->peak_gflops > 0) {
+        ctx->peak_flops = cfg->peak_gflops * 1e9;
+        snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
+    } else if (!ctx->hw.fp32_flops_measure) {
+        ctx->peak_flops = ctx->hw.fp32_flops;
+        snprintf(ctx->peak_source, sizeof ctx->peak_source, "profile %s fp32_flops", ctx->hw.name);
+    } else {
+        const char *isa = "";
+        double per_core = zb_cpu_peak_gflops_per_core(0.15, &isa);
+        ctx->peak_flops = per_core * 1e9 * ctx->blas_threads;
+        snprintf(ctx->peak_source, sizeof ctx->peak_source,
+                 "measured: %s FMA loop, %.1f GFLOP/s per core x %d thread(s)", isa, per_core,
+                 ctx->blas_threads);
+    }
+}
+
+static void print_header(const zb_bench_ctx *ctx) {
+    const zb_config *cfg = ctx->cfg;
+    const zb_topology *t = &ctx->topo;
+    char line[160];
+    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device cpu", t->rank,
+             t->hostname, t->node, t->local_rank);
+    char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
+    MPI_Gather(line, (int)sizeof line, MPI_CHAR, all, (int)sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!ctx->out) return;
+    char layout[160];
+    zb_topology_describe(t, layout, sizeof layout);
+    fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
+    fprintf(ctx->out, "# backend cpu, comm mpi: %s\n", layout);
+    fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
+            t->n_nodes, t->local_size, ctx->blas_threads);
+    fprintf(ctx->out, "# dtype %s, iters %lld, warmup %lld, check %d, average %d, timeout %g s\n",
+            zb_dtype_name(cfg->dtype), (long long)cfg->iters, (long long)cfg->warmup_iters, cfg->check,
+            (int)cfg->average, cfg->timeout_s);
+    fprintf(ctx->out, "# malloc-keep %s\n", cfg->malloc_keep
+            ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
+    for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
+    free(all);
+}
+
+/* Creates device, streams and comm; the caller tears them down. */
+static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    ctx->blas_threads = ctx->cfg->threads ? (int)ctx->cfg->threads
+                                          : (int)(cores / ctx->topo.local_size > 0 ? cores / ctx->topo.local_size : 1);
+    zb_device_config dc = {ctx->topo.rank, ctx->topo.local_rank, ctx->blas_threads,
+                           ctx->cfg->timeout_s + 5.0, trace};
+    ZB_TRY(zb_device_create("cpu", &dc, &ctx->dev));
+    ZB_TRY(ctx->dev->ops->stream_create(ctx->dev, "compute", &ctx->compute));
+    ZB_TRY(ctx->dev->ops->stream_create(ctx->dev, "comm", &ctx->comm_stream));
+    zb_stream *streams[2] = {ctx->comm_stream, ctx->compute};
+    zb_comm_config cc = {ctx->cfg->timeout_s};
+    return zb_comm_mpi_create(ctx->dev, streams, 2, &cc, &ctx->comm);
+}
+
+static void teardown_backends(zb_bench_ctx *ctx) {
+    zb_comm_destroy(ctx->comm);
+    if (ctx->dev) {
+        if (ctx->comm_stream) ctx->dev->ops->stream_destroy(ctx->comm_stream);
+        if (ctx->compute) ctx->dev->ops->stream_destroy(ctx->compute);
+        zb_dev_destroy(ctx->dev);
+    }
+}
+
+static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace) {
+    const zb_config *cfg = ctx->cfg;
+    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, cfg->trace_path));
+    if (ctx->topo.rank != 0) return ZB_OK;
+    if (cfg->json_path[0]) ZB_TRY(zb_report_write_json(ctx->report, cfg->json_path));
+    if (cfg->csv_path[0]) ZB_TRY(zb_report_write_csv(ctx->report, cfg->csv_path));
+    return ZB_OK;
+}
+
+/* Runs the benchmark inside an initialized MPI job; returns the exit code. */
+static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, char **argv) {
+    zb_bench_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cfg = cfg;
+    ctx.hw = *hw;
+    zb_status st = zb_topology_discover(&ctx.topo);
+    if (st == ZB_OK) st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
+    if (st != ZB_OK) {
+        int code = fail_input();
+        zb_mpi_finalize();
+        return st == ZB_ERR_INVALID ? code : 1;
+    }
+    ctx.out = ctx.topo.rank == 0 ? stdout : NULL;
+    zb_trace trace;
+    zb_trace_init(&trace, ctx.topo.rank, cfg->trace_path[0] != '\0');
+    ctx.report = zb_report_new();
+    st = setup_backends(&ctx, &trace);
+    if (st == ZB_OK) {
+        json_t *config = zb_config_to_json(cfg);
+        json_object_set_new(config, "blas_threads", json_integer(ctx.blas_threads));
+        st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config);
+        json_decref(config);
+    }
+    if (st == ZB_OK && cfg->command == ZB_CMD_GEMM) set_peak(&ctx);
+    if (st == ZB_OK) print_header(&ctx);
+    if (st == ZB_OK) st = zb_bench_find(cfg->command)->run(&ctx);
+    if (st == ZB_OK) st = write_outputs(&ctx, &trace);
+    if (st != ZB_OK && st != ZB_ERR_INVALID) {
+        /* Other ranks may be inside a collective: end them all. */
+        fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        fflush(stdout);
+        zb_mpi_abort(1);
+    }
+    int code = st == ZB_ERR_INVALID ? fail_input() : 0;
+    if (st == ZB_OK && ctx.wrong > 0) {
+        if (ctx.out) fprintf(stderr, "zerobench: %lld wrong element(s)\n", (long long)ctx.wrong);
+        code = 1;
+    }
+    teardown_backends(&ctx);
+    zb_report_free(ctx.report);
+    zb_trace_destroy(&trace);
+    zb_mpi_finalize();
+    return code;
+}
+
+int main(int argc, char **argv) {
+    zb_config cfg;
+    if (zb_cli_parse(argc, argv, &cfg) != ZB_OK) return fail_input();
+    if (cfg.help) {
+        char usage[8192];
+        zb_cli_usage(cfg.command, usage, sizeof usage);
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (cfg.command == ZB_CMD_STEP) {
+        if (is_first_rank()) {
+            fprintf(stderr, "zerobench: the ZeRO-3 step benchmark (zerobench step) is not built yet; "
+                            "available: allgather, reducescatter, allreduce, gemm (see --help)\n");
+        }
+        return 2;
+    }
+    zb_hw_profile hw;
+    if (validate_inputs(&cfg, &hw) != ZB_OK) return fail_input();
+    if (!zb_under_mpi() && (cfg.nodes > 0 || cfg.gpus_per_node > 0)) return relaunch(&cfg, argc, argv);
+    apply_malloc_policy(cfg.malloc_keep);
+    if (zb_mpi_init(&argc, &argv) != ZB_OK) {
+        fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        return 1;
+    }
+    return run_in_job(&cfg, &hw, argc, argv);
+}

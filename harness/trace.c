@@ -1,0 +1,85 @@
+/* Per-rank trace buffer (see trace.h). */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t zb_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + (int64_t)ts.tv_nsec;
+}
+
+const char *zb_op_kind_name(zb_op_kind k) {
+    switch (k) {
+    case ZB_OP_COMPUTE: return "compute";
+    case ZB_OP_COMM: return "comm";
+    case ZB_OP_COPY: return "copy";
+    case ZB_OP_KIND_COUNT: break;
+    }
+    return "unknown";
+}
+
+zb_status zb_trace_init(zb_trace *t, int rank, bool enabled) {
+    memset(t, 0, sizeof *t);
+    t->enabled = enabled;
+    t->rank = rank;
+    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        return ZB_FAIL(ZB_ERR_INTERNAL, "pthread_mutex_init failed for the trace buffer");
+    }
+    return ZB_OK;
+}
+
+void zb_trace_destroy(zb_trace *t) {
+    if (!t) return;
+    free(t->records);
+    pthread_mutex_destroy(&t->lock);
+    memset(t, 0, sizeof *t);
+}
+
+void zb_trace_clear(zb_trace *t) {
+    pthread_mutex_lock(&t->lock);
+    t->n_records = 0;
+    t->n_dropped = 0;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void zb_trace_name_stream(zb_trace *t, int stream, const char *name) {
+    if (!t || stream < 0 || stream >= 16) return;
+    pthread_mutex_lock(&t->lock);
+    strncpy(t->stream_names[stream], name ? name : "", sizeof t->stream_names[stream] - 1);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, int64_t start_ns,
+                  int64_t end_ns) {
+    if (!t || !t->enabled) return;
+    pthread_mutex_lock(&t->lock);
+    if (t->n_records == t->capacity) {
+        size_t cap = t->capacity ? t->capacity * 2 : 4096;
+        zb_trace_record *grown = (zb_trace_record *)realloc(t->records, cap * sizeof *grown);
+        if (!grown) {
+            t->n_dropped++;
+            pthread_mutex_unlock(&t->lock);
+            return;
+        }
+        t->records = grown;
+        t->capacity = cap;
+    }
+    zb_trace_record *r = &t->records[t->n_records++];
+    r->rank = t->rank;
+    r->stream = stream;
+    r->kind = info->kind;
+    r->unit = info->unit;
+    r->bytes = info->bytes;
+    r->flops = info->flops;
+    r->start_ns = start_ns;
+    r->end_ns = end_ns;
+    r->label[0] = '\0';
+    if (info->label) {
+        strncpy(r->label, info->label, sizeof r->label - 1);
+        r->label[sizeof r->label - 1] = '\0';
+    }
+    pthread_mutex_unlock(&t->lock);
+}

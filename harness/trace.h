@@ -1,0 +1,80 @@
+/* Trace records: one record per executed op, the same for every backend.
+ *
+ * {rank, stream, kind, label, unit, bytes, flops, start_ns, end_ns} on the
+ * harness clock (CLOCK_MONOTONIC, zb_now_ns). Stream threads append
+ * concurrently; appends take a mutex only when tracing is on, so a run with
+ * tracing off pays one branch per op. Metrics (overlap, exposed comm) are
+ * computed from these records. */
+#ifndef ZB_TRACE_H
+#define ZB_TRACE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zb_op_kind {
+    ZB_OP_COMPUTE = 0,
+    ZB_OP_COMM,
+    ZB_OP_COPY,
+    ZB_OP_KIND_COUNT
+} zb_op_kind;
+
+const char *zb_op_kind_name(zb_op_kind k);
+
+#define ZB_LABEL_MAX 48
+
+/* What the issuer says about an op; the backend adds stream and times. */
+typedef struct zb_op_info {
+    zb_op_kind kind;
+    const char *label; /* copied into the record; NULL reads as "" */
+    int unit;          /* model unit (layer) or -1 */
+    uint64_t bytes;    /* payload bytes the op moves */
+    double flops;      /* floating-point operations it performs */
+} zb_op_info;
+
+typedef struct zb_trace_record {
+    int rank;
+    int stream;
+    zb_op_kind kind;
+    int unit;
+    uint64_t bytes;
+    double flops;
+    int64_t start_ns;
+    int64_t end_ns;
+    char label[ZB_LABEL_MAX];
+} zb_trace_record;
+
+typedef struct zb_trace {
+    bool enabled;
+    int rank;
+    pthread_mutex_t lock;
+    zb_trace_record *records;
+    size_t n_records;
+    size_t capacity;
+    size_t n_dropped; /* appends that found no memory: counted, never silent */
+    char stream_names[16][32];
+} zb_trace;
+
+/* Nanoseconds on CLOCK_MONOTONIC: the harness clock. */
+int64_t zb_now_ns(void);
+
+zb_status zb_trace_init(zb_trace *t, int rank, bool enabled);
+void zb_trace_destroy(zb_trace *t);
+void zb_trace_clear(zb_trace *t);
+/* Remembers a stream's name for reports (ids >= 16 keep no name). */
+void zb_trace_name_stream(zb_trace *t, int stream, const char *name);
+/* Appends one record; a no-op when t is NULL or tracing is off. */
+void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, int64_t start_ns,
+                  int64_t end_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

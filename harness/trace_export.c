@@ -1,0 +1,107 @@
+/* Chrome trace-event export of the per-rank trace buffers (see trace_export.h). */
+#include "trace_export.h"
+
+#include <jansson.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "report.h"
+
+/* Gathers all ranks' records on rank 0; *all is malloc'ed there. */
+static zb_status gather_records(const zb_trace *t, zb_trace_record **all, int *n_all) {
+    int rank, n_ranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+    int mine = (int)(t->n_records * sizeof(zb_trace_record));
+    int *counts = rank == 0 ? (int *)calloc((size_t)n_ranks, sizeof(int)) : NULL;
+    int *offsets = rank == 0 ? (int *)calloc((size_t)n_ranks, sizeof(int)) : NULL;
+    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long long total = 0;
+    if (rank == 0) {
+        for (int r = 0; r < n_ranks; r++) {
+            offsets[r] = (int)total;
+            total += counts[r];
+        }
+    }
+    bool too_big = total > 0x7fffffffLL;
+    MPI_Bcast(&too_big, 1, MPI_C_BOOL, 0, MPI_COMM_WORLD);
+    char *buf = (rank == 0 && !too_big) ? (char *)malloc((size_t)total + 1) : NULL;
+    if (!too_big) {
+        MPI_Gatherv(t->records, mine, MPI_BYTE, buf, counts, offsets, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    free(counts);
+    free(offsets);
+    if (too_big) return ZB_FAIL(ZB_ERR_UNSUPPORTED, "the trace is larger than 2 GiB; run fewer iterations");
+    *all = (zb_trace_record *)buf;
+    *n_all = (int)(total / (long long)sizeof(zb_trace_record));
+    return ZB_OK;
+}
+
+static json_t *event_of(const zb_trace_record *r, int64_t t0) {
+    json_t *e = json_object();
+    json_object_set_new(e, "name", json_string(r->label));
+    json_object_set_new(e, "cat", json_string(zb_op_kind_name(r->kind)));
+    json_object_set_new(e, "ph", json_string("X"));
+    json_object_set_new(e, "pid", json_integer(r->rank));
+    json_object_set_new(e, "tid", json_integer(r->stream));
+    json_object_set_new(e, "ts", json_real((double)(r->start_ns - t0) / 1e3));
+    json_object_set_new(e, "dur", json_real((double)(r->end_ns - r->start_ns) / 1e3));
+    json_t *args = json_object();
+    json_object_set_new(args, "unit", json_integer(r->unit));
+    json_object_set_new(args, "op", json_string(r->label));
+    json_object_set_new(args, "kind", json_string(zb_op_kind_name(r->kind)));
+    json_object_set_new(args, "bytes", json_integer((json_int_t)r->bytes));
+    json_object_set_new(args, "flops", json_real(r->flops));
+    json_object_set_new(e, "args", args);
+    return e;
+}
+
+/* Metadata events that name each rank's process and stream threads. */
+static void add_names(json_t *events, const zb_trace *t, const zb_trace_record *all, int n) {
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) {
+            seen = all[j].rank == all[i].rank && all[j].stream == all[i].stream;
+        }
+        if (seen) continue;
+        char pname[32];
+        snprintf(pname, sizeof pname, "rank %d", all[i].rank);
+        const char *tname = (all[i].stream >= 0 && all[i].stream < 16 && t->stream_names[all[i].stream][0])
+                                ? t->stream_names[all[i].stream] : "stream";
+        json_array_append_new(events, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "process_name",
+                                                "ph", "M", "pid", all[i].rank, "tid", all[i].stream,
+                                                "args", "name", pname));
+        json_array_append_new(events, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "thread_name",
+                                                "ph", "M", "pid", all[i].rank, "tid", all[i].stream,
+                                                "args", "name", tname));
+    }
+}
+
+zb_status zb_trace_export_chrome(const zb_trace *t, const char *path) {
+    zb_trace_record *all = NULL;
+    int n = 0;
+    ZB_TRY(gather_records(t, &all, &n));
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) return ZB_OK;
+    int64_t t0 = n > 0 ? all[0].start_ns : 0;
+    for (int i = 1; i < n; i++) {
+        if (all[i].start_ns < t0) t0 = all[i].start_ns;
+    }
+    json_t *doc = json_object();
+    json_t *events = json_array();
+    add_names(events, t, all, n);
+    for (int i = 0; i < n; i++) json_array_append_new(events, event_of(&all[i], t0));
+    json_object_set_new(doc, "traceEvents", events);
+    json_object_set_new(doc, "displayTimeUnit", json_string("ns"));
+    size_t len = 0;
+    char *text = zb_json_dump(doc, 0, &len);
+    json_decref(doc);
+    free(all);
+    if (!text) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory writing the trace %s", path);
+    zb_status st = zb_atomic_write(path, text, len);
+    free(text);
+    return st;
+}
