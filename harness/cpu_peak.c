@@ -15,30 +15,44 @@
 
 #define ZB_FMA_ACCUMULATORS 10
 
+/* Ten named accumulators: an array indexed in a loop may live in memory at
+ * -O2, and then the loop measures loads and stores, not FMAs. */
+#define ZB_FMA_BODY(fmadd, a, m, c)                                                                \
+    a##0 = fmadd(a##0, m, c); a##1 = fmadd(a##1, m, c); a##2 = fmadd(a##2, m, c);                  \
+    a##3 = fmadd(a##3, m, c); a##4 = fmadd(a##4, m, c); a##5 = fmadd(a##5, m, c);                  \
+    a##6 = fmadd(a##6, m, c); a##7 = fmadd(a##7, m, c); a##8 = fmadd(a##8, m, c);                  \
+    a##9 = fmadd(a##9, m, c)
+
 __attribute__((target("avx2,fma"))) static float fma_loop_avx2(int64_t iters) {
-    __m256 acc[ZB_FMA_ACCUMULATORS];
     const __m256 mul = _mm256_set1_ps(0.9999999f), add = _mm256_set1_ps(1e-7f);
-    for (int j = 0; j < ZB_FMA_ACCUMULATORS; j++) acc[j] = _mm256_set1_ps((float)j);
+    __m256 a0 = _mm256_set1_ps(0.f), a1 = _mm256_set1_ps(1.f), a2 = _mm256_set1_ps(2.f),
+           a3 = _mm256_set1_ps(3.f), a4 = _mm256_set1_ps(4.f), a5 = _mm256_set1_ps(5.f),
+           a6 = _mm256_set1_ps(6.f), a7 = _mm256_set1_ps(7.f), a8 = _mm256_set1_ps(8.f),
+           a9 = _mm256_set1_ps(9.f);
     for (int64_t i = 0; i < iters; i++) {
-        for (int j = 0; j < ZB_FMA_ACCUMULATORS; j++) acc[j] = _mm256_fmadd_ps(acc[j], mul, add);
+        ZB_FMA_BODY(_mm256_fmadd_ps, a, mul, add);
     }
-    __m256 sum = acc[0];
-    for (int j = 1; j < ZB_FMA_ACCUMULATORS; j++) sum = _mm256_add_ps(sum, acc[j]);
+    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+    s = _mm256_add_ps(s, _mm256_add_ps(a8, a9));
     float out[8];
-    _mm256_storeu_ps(out, sum);
+    _mm256_storeu_ps(out, s);
     return out[0] + out[7];
 }
 
 __attribute__((target("avx512f"))) static float fma_loop_avx512(int64_t iters) {
-    __m512 acc[ZB_FMA_ACCUMULATORS];
     const __m512 mul = _mm512_set1_ps(0.9999999f), add = _mm512_set1_ps(1e-7f);
-    for (int j = 0; j < ZB_FMA_ACCUMULATORS; j++) acc[j] = _mm512_set1_ps((float)j);
+    __m512 a0 = _mm512_set1_ps(0.f), a1 = _mm512_set1_ps(1.f), a2 = _mm512_set1_ps(2.f),
+           a3 = _mm512_set1_ps(3.f), a4 = _mm512_set1_ps(4.f), a5 = _mm512_set1_ps(5.f),
+           a6 = _mm512_set1_ps(6.f), a7 = _mm512_set1_ps(7.f), a8 = _mm512_set1_ps(8.f),
+           a9 = _mm512_set1_ps(9.f);
     for (int64_t i = 0; i < iters; i++) {
-        for (int j = 0; j < ZB_FMA_ACCUMULATORS; j++) acc[j] = _mm512_fmadd_ps(acc[j], mul, add);
+        ZB_FMA_BODY(_mm512_fmadd_ps, a, mul, add);
     }
-    __m512 sum = acc[0];
-    for (int j = 1; j < ZB_FMA_ACCUMULATORS; j++) sum = _mm512_add_ps(sum, acc[j]);
-    return _mm512_reduce_add_ps(sum);
+    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    s = _mm512_add_ps(s, _mm512_add_ps(a8, a9));
+    return _mm512_reduce_add_ps(s);
 }
 #endif
 
