@@ -121,10 +121,18 @@ static void flag_display(const opt_spec *o, char *out, size_t n) {
     }
 }
 
+/* At most 64 characters of a value, so that a long one never pushes what is
+ * accepted out of the one-line message (ZB_ERROR_MAX). */
+static const char *shown(const char *value, char out[72]) {
+    size_t len = strlen(value);
+    snprintf(out, 72, "%.*s%s", 64, value, len > 64 ? "..." : "");
+    return out;
+}
+
 static zb_status bad_value(const opt_spec *o, const char *value, const char *accepted) {
-    char flag[64];
+    char flag[64], v[72];
     flag_display(o, flag, sizeof flag);
-    return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': %s", flag, value, accepted);
+    return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': %s", flag, shown(value, v), accepted);
 }
 
 static zb_status set_number(const opt_spec *o, const char *value, zb_config *cfg) {
@@ -213,9 +221,10 @@ static zb_status next_option(int argc, char *const *argv, int *i, const opt_spec
         o = find_short(arg[1]);
         if (arg[2] != '\0') inline_value = arg + 2;
     }
-    if (!o) return ZB_FAIL(ZB_ERR_INVALID, "unknown option '%s' (see --help)", arg);
+    char v[72];
+    if (!o) return ZB_FAIL(ZB_ERR_INVALID, "unknown option '%s' (see --help)", shown(arg, v));
     if (o->kind == OPT_FLAG) {
-        if (inline_value) return ZB_FAIL(ZB_ERR_INVALID, "option '%s' takes no value", arg);
+        if (inline_value) return ZB_FAIL(ZB_ERR_INVALID, "option '%s' takes no value", shown(arg, v));
         *value = "";
     } else if (inline_value) {
         *value = inline_value;
@@ -274,14 +283,21 @@ static zb_status parse_command(int argc, char *const *argv, zb_config *cfg, int 
             return ZB_OK;
         }
     }
+    char v[72];
     return ZB_FAIL(ZB_ERR_INVALID, "unknown subcommand '%s' (accepted: step, allgather, "
-                   "reducescatter, allreduce, gemm)", argv[1]);
+                   "reducescatter, allreduce, gemm)", shown(argv[1], v));
 }
 
 zb_status zb_cli_parse(int argc, char *const *argv, zb_config *cfg) {
     zb_config_defaults(cfg);
     int first;
     ZB_TRY(parse_command(argc, argv, cfg, &first));
+    if (cfg->command == ZB_CMD_GEMM) {
+        /* gemm's default sweep M=N=K 256..2048, set before the flags so that
+         * -b or -e alone keeps the other bound from this sweep, not 32M. */
+        cfg->min_bytes = 256;
+        cfg->max_bytes = 2048;
+    }
     bool gave_f = false, gave_i = false;
     for (int i = first; i < argc; i++) {
         const opt_spec *o = NULL;
@@ -305,10 +321,6 @@ zb_status zb_cli_parse(int argc, char *const *argv, zb_config *cfg) {
         }
     }
     if (cfg->help) return ZB_OK;
-    if (cfg->command == ZB_CMD_GEMM && !cfg->gemm_sweep_given) {
-        cfg->min_bytes = 256; /* default sweep M=N=K 256..2048 */
-        cfg->max_bytes = 2048;
-    }
     return check_combination(cfg, gave_f, gave_i);
 }
 

@@ -1,0 +1,36 @@
+/* Helper program for test_comm_timeout.sh (not a test by itself): rank 0
+ * issues an all-gather that rank 1 never joins. Rank 0's collective must
+ * give up after the comm timeout with a message naming the rank, the op and
+ * the unit, and the job must then end on every rank (zb_mpi_abort), the way
+ * zerobench's main handles it. Rank 1 sleeps far longer than the test
+ * allows, so only the abort can end it in time. */
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "mpi_boot.h"
+
+int main(int argc, char **argv) {
+    if (zb_mpi_init(&argc, &argv) != ZB_OK) return 1;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    zb_device_config dc = {rank, rank, 1, 30, NULL};
+    zb_device *dev = NULL;
+    zb_stream *s = NULL;
+    zb_comm *comm = NULL;
+    if (zb_device_cpu_create(&dc, &dev) != ZB_OK || dev->ops->stream_create(dev, "comm", &s) != ZB_OK) {
+        return 1;
+    }
+    zb_comm_config cc = {1.0};
+    if (zb_comm_mpi_create(dev, &s, 1, &cc, &comm) != ZB_OK) return 1;
+    if (rank != 0) {
+        sleep(120);
+        return 0;
+    }
+    float send[4] = {0}, recv[64] = {0};
+    zb_status st = comm->ops->allgather(comm, s, send, recv, 4, ZB_DTYPE_F32, "layer7.allgather", 7);
+    if (st == ZB_OK) st = dev->ops->stream_sync(s);
+    fprintf(stderr, "zerobench: %s\n", st == ZB_OK ? "collective completed (unexpected)" : zb_error_message());
+    zb_mpi_abort(st == ZB_ERR_TIMEOUT ? 3 : 4);
+}

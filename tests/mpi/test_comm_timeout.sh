@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# A collective that one rank never joins ends the whole job within the
+# timeout, with a message naming the rank, the op and the unit: never a hang.
+set -u
+bin="${ZB_TEST_BIN_DIR:?ZB_TEST_BIN_DIR not set}/prog_comm_timeout"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+start=$(date +%s)
+timeout 60 mpirun --oversubscribe -np 2 "$bin" >"$out" 2>&1
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+fail=0
+check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
+check [ "$rc" -ne 0 ]
+check [ "$rc" -ne 124 ]           # 124: timeout(1) had to kill it, i.e. it hung
+check [ "$elapsed" -lt 30 ]
+check grep -q "rank 0: allgather 'layer7.allgather' (unit 7) did not complete within 1 s" "$out"
+check grep -q "MPI_ABORT" "$out"
+if [ $fail -ne 0 ]; then echo "--- exit $rc after ${elapsed}s, output:"; cat "$out"; exit 1; fi
+echo "test_comm_timeout: job ended after ${elapsed}s with exit $rc: 5 passed, 0 failed"
