@@ -122,10 +122,14 @@ static void flag_display(const opt_spec *o, char *out, size_t n) {
 }
 
 /* At most 64 characters of a value, so that a long one never pushes what is
- * accepted out of the one-line message (ZB_ERROR_MAX). */
+ * accepted out of the one-line message (ZB_ERROR_MAX); control characters
+ * (a newline inside an argument) become '?' so the message stays one line. */
 static const char *shown(const char *value, char out[72]) {
     size_t len = strlen(value);
     snprintf(out, 72, "%.*s%s", 64, value, len > 64 ? "..." : "");
+    for (char *p = out; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    }
     return out;
 }
 
@@ -263,12 +267,13 @@ static zb_status check_combination(const zb_config *cfg, bool gave_f, bool gave_
     if (cfg->emulate_nodes && cfg->nodes == 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "--emulate-nodes needs --nodes N");
     }
+    char v[72];
     if (strcmp(cfg->backend, "auto") && strcmp(cfg->backend, "cpu")) {
         return ZB_FAIL(ZB_ERR_INVALID, "--backend '%s': accepted: auto, cpu (cuda comes with the CUDA backend)",
-                       cfg->backend);
+                       shown(cfg->backend, v));
     }
     if (strcmp(cfg->comm, "auto") && strcmp(cfg->comm, "mpi")) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, mpi", cfg->comm);
+        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, mpi", shown(cfg->comm, v));
     }
     return ZB_OK;
 }

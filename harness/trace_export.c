@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,24 +59,30 @@ static json_t *event_of(const zb_trace_record *r, int64_t t0) {
     return e;
 }
 
-/* Metadata events that name each rank's process and stream threads. */
+/* Metadata events that name each rank's process and stream threads, once
+ * per distinct (rank, stream) pair. */
 static void add_names(json_t *events, const zb_trace *t, const zb_trace_record *all, int n) {
+    enum { MAX_PAIRS = 4096 };
+    static int seen_rank[MAX_PAIRS], seen_stream[MAX_PAIRS];
+    int n_seen = 0;
     for (int i = 0; i < n; i++) {
         bool seen = false;
-        for (int j = 0; j < i && !seen; j++) {
-            seen = all[j].rank == all[i].rank && all[j].stream == all[i].stream;
+        for (int j = 0; j < n_seen && !seen; j++) {
+            seen = seen_rank[j] == all[i].rank && seen_stream[j] == all[i].stream;
         }
-        if (seen) continue;
+        if (seen || n_seen == MAX_PAIRS) continue;
+        seen_rank[n_seen] = all[i].rank;
+        seen_stream[n_seen++] = all[i].stream;
         char pname[32];
         snprintf(pname, sizeof pname, "rank %d", all[i].rank);
-        const char *tname = (all[i].stream >= 0 && all[i].stream < 16 && t->stream_names[all[i].stream][0])
-                                ? t->stream_names[all[i].stream] : "stream";
+        int s = all[i].stream;
+        const char *tname = (s >= 0 && s < 16 && t->stream_names[s][0]) ? t->stream_names[s] : "stream";
         json_array_append_new(events, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "process_name",
-                                                "ph", "M", "pid", all[i].rank, "tid", all[i].stream,
-                                                "args", "name", pname));
+                                                "ph", "M", "pid", all[i].rank, "tid", s, "args",
+                                                "name", pname));
         json_array_append_new(events, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "thread_name",
-                                                "ph", "M", "pid", all[i].rank, "tid", all[i].stream,
-                                                "args", "name", tname));
+                                                "ph", "M", "pid", all[i].rank, "tid", s, "args",
+                                                "name", tname));
     }
 }
 

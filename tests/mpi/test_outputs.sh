@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A 2-rank collective run and a GEMM run write JSON (zerobench/1 schema, meta
+# and one run per size and placement), CSV (the same rows) and a Chrome trace
+# (pid = rank, tid = stream, comm records with bytes), and print a table
+# whose sizes and bandwidths agree with the JSON.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+mpirun --oversubscribe -np 2 "$ZB" allgather -b 4K -e 64K -f 4 -n 3 -w 1 \
+  --json "$tmp/ag.json" --csv "$tmp/ag.csv" --trace "$tmp/ag.trace.json" >"$tmp/ag.out" 2>"$tmp/ag.err"
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: allgather exited $rc"; cat "$tmp/ag.err"; fail=1; }
+"$ZB" gemm --shape 64x32x16 --shape 7x5x3 -n 2 -w 1 --peak-gflops 10 --json "$tmp/gemm.json" \
+  >"$tmp/gemm.out" 2>"$tmp/gemm.err" || { echo "FAIL: gemm"; cat "$tmp/gemm.err"; fail=1; }
+python3 - "$tmp" <<'PY' || fail=1
+import csv, json, sys
+d = sys.argv[1]
+errors = []
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+r = json.load(open(f"{d}/ag.json"))
+check(r["schema"] == "zerobench/1", "schema")
+meta = r["meta"]
+for key in ("hosts", "command_line", "config", "mpi_library", "git_describe", "nccl_env", "cpu_model"):
+    check(key in meta, f"meta.{key}")
+check(meta["ranks"] == 2, "meta.ranks == 2")
+runs = r["runs"]
+check(len(runs) == 6, f"6 runs (3 sizes x 2 placements), got {len(runs)}")
+check(sorted({x["size_bytes"] for x in runs}) == [4096, 16384, 65536], "sizes")
+check({x["in_place"] for x in runs} == {True, False}, "both placements")
+for x in runs:
+    m = x["metrics"]
+    check(x["bench"] == "allgather" and x["ranks"] == 2 and x["nodes"] == 1, "run identity")
+    check(m["wrong"] == 0, "no wrong elements")
+    check(m["time_us"] > 0, "time positive")
+    # busbw = algbw * (n-1)/n and algbw = size / time for all-gather
+    check(abs(m["busbw_gbps"] - m["algbw_gbps"] / 2) <= 1e-9 * m["algbw_gbps"], "busbw formula")
+    check(abs(m["algbw_gbps"] - x["size_bytes"] / (m["time_us"] * 1e-6) / 1e9) <= 1e-6 * m["algbw_gbps"], "algbw formula")
+rows = list(csv.DictReader(open(f"{d}/ag.csv")))
+check(len(rows) == 6, "csv rows")
+check(rows and float(rows[0]["metrics.busbw_gbps"]) == runs[0]["metrics"]["busbw_gbps"], "csv matches json")
+t = json.load(open(f"{d}/ag.trace.json"))
+ev = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+check({e["pid"] for e in ev} == {0, 1}, "trace has both ranks")
+comm = [e for e in ev if e["cat"] == "comm" and e["name"] == "allgather"]
+check(len(comm) > 0 and all(e["args"]["bytes"] > 0 for e in comm), "comm records with bytes")
+check(all(e["dur"] >= 0 for e in ev), "durations")
+table = open(f"{d}/ag.out").read()
+check("65536" in table and "Avg bus bandwidth" in table and "nodes 1" in table, "table")
+g = json.load(open(f"{d}/gemm.json"))
+shapes = [x["shape"] for x in g["runs"]]
+check(shapes == ["64x32x16", "7x5x3"], f"gemm shapes {shapes}")
+for x in g["runs"]:
+    m = x["metrics"]
+    M, N, K = map(int, x["shape"].split("x"))
+    check(m["wrong"] == 0, "gemm wrong")
+    check(abs(m["tflops"] - 2 * M * N * K / (m["time_us"] * 1e-6) / 1e12) <= 1e-6 * m["tflops"], "tflops formula")
+    check(abs(m["pct_peak"] - 100 * m["tflops"] * 1e12 / 10e9) <= 1e-6 * m["pct_peak"], "pct of --peak-gflops")
+for e in errors:
+    print("FAIL:", e)
+print(f"test_outputs: {len(errors)} failed")
+sys.exit(1 if errors else 0)
+PY
+[ $fail -eq 0 ] && echo "test_outputs: passed" || { echo "--- stdout"; cat "$tmp/ag.out"; exit 1; }
