@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -34,37 +35,66 @@ static int fail_input(void) {
     return 2;
 }
 
-/* An output file's folder must exist before any work is done. */
+/* A path as messages show it: at most 64 characters, control characters
+ * replaced, so an error stays on one line. */
+static const char *shown_path(const char *path, char out[72]) {
+    size_t n = strlen(path);
+    size_t keep = n > 64 ? 64 : n;
+    for (size_t i = 0; i < keep; i++) out[i] = (path[i] < 0x20 || path[i] == 0x7f) ? '?' : path[i];
+    strcpy(out + keep, n > 64 ? "..." : "");
+    return out;
+}
+
+/* An output file's folder must exist and be writable, and the path must not
+ * name a folder, before any work is done. */
 static zb_status check_output_path(const char *flag, const char *path) {
     if (!path[0]) return ZB_OK;
-    char dir[ZB_PATH_MAX];
+    char shown[72], dir[ZB_PATH_MAX];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': is a folder; expected a file path", flag,
+                       shown_path(path, shown));
+    }
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (!slash) return ZB_OK;
-    if (slash == dir) slash[1] = '\0';
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) slash[1] = '\0';
     else *slash = '\0';
-    if (access(dir, W_OK) != 0) {
-        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': folder '%s' is not writable (%s)", flag, path, dir,
-                       strerror(errno));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': its folder does not exist or is not writable", flag,
+                       shown_path(path, shown));
     }
     return ZB_OK;
 }
 
+/* The message of the last error without its "(file:line)" tag, so a wrapped
+ * message carries one location, not two. */
+static const char *error_text(char *buf, size_t n) {
+    snprintf(buf, n, "%s", zb_error_message());
+    char *tag = strrchr(buf, '(');
+    if (tag && tag > buf && tag[-1] == ' ' && buf[strlen(buf) - 1] == ')') tag[-1] = '\0';
+    return buf;
+}
+
 static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
+    char shown[72], why[ZB_ERROR_MAX];
     ZB_TRY(check_output_path("--json", cfg->json_path));
     ZB_TRY(check_output_path("--csv", cfg->csv_path));
     ZB_TRY(check_output_path("--trace", cfg->trace_path));
-    if (cfg->hostfile[0] && access(cfg->hostfile, R_OK) != 0) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hostfile '%s': cannot be read (%s)", cfg->hostfile, strerror(errno));
+    struct stat st;
+    if (cfg->hostfile[0] && (stat(cfg->hostfile, &st) != 0 || !S_ISREG(st.st_mode) ||
+                             access(cfg->hostfile, R_OK) != 0)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--hostfile '%s': not a readable file", shown_path(cfg->hostfile, shown));
     }
-    zb_status st = zb_hw_profile_load(cfg->hw[0] ? cfg->hw : "cpu", hw);
-    if (st != ZB_OK) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", cfg->hw[0] ? cfg->hw : "cpu", zb_error_message());
+    const char *hw_name = cfg->hw[0] ? cfg->hw : "cpu";
+    if (zb_hw_profile_load(hw_name, hw) != ZB_OK) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", shown_path(hw_name, shown), error_text(why, sizeof why));
     }
     if (cfg->model[0]) {
         zb_model_profile mp;
         if (zb_model_profile_load(cfg->model, &mp) != ZB_OK) {
-            return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", cfg->model, zb_error_message());
+            return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", shown_path(cfg->model, shown),
+                           error_text(why, sizeof why));
         }
     }
     return ZB_OK;
