@@ -11,7 +11,7 @@
 
 #include "parse.h"
 
-typedef enum { OPT_SIZE, OPT_INT, OPT_REAL, OPT_TEXT, OPT_FLAG, OPT_ONOFF, OPT_DTYPE, OPT_SHAPE } opt_kind;
+typedef enum { OPT_SIZE, OPT_INT, OPT_REAL, OPT_TEXT, OPT_FLAG, OPT_ONOFF, OPT_DTYPE, OPT_SHAPE, OPT_CHOICE } opt_kind;
 
 enum {
     CMD_STEP = 1u << ZB_CMD_STEP,
@@ -30,6 +30,7 @@ typedef struct opt_spec {
     double min, max;
     unsigned commands;
     const char *help;
+    const char *choices; /* OPT_CHOICE: "a|b|c", stored as the index (int) */
 } opt_spec;
 
 #define F(field) offsetof(zb_config, field), sizeof(((zb_config *)0)->field)
@@ -51,6 +52,28 @@ static const opt_spec zb_opts[] = {
     {"shape", 0, OPT_SHAPE, 0, 0, 0, 0, CMD_GEMM, "MxNxK; repeat for several shapes"},
     {"model", 0, OPT_TEXT, F(model), 0, 0, CMD_GEMM | CMD_STEP, "model profile (profiles/models/NAME.json)"},
     {"tokens", 0, OPT_INT, F(tokens), 1, 1e9, CMD_GEMM, "M of the --model GEMMs (default batch*seq of the profile)"},
+    {"mode", 0, OPT_CHOICE, F(mode), 0, 0, CMD_STEP, "sync, prefetch, or both side by side", "sync|prefetch|both"},
+    {"stage", 0, OPT_CHOICE, F(stage), 0, 0, CMD_STEP,
+     "ZeRO stage: 0 (DDP), 1, 2, 3, or all (side by side)", "0|1|2|3|all"},
+    {"recompute", 0, OPT_CHOICE, F(recompute), 0, 0, CMD_STEP,
+     "none, or full (keep each unit's input, recompute its forward in backward)", "none|full"},
+    {"prefetch-depth", 0, OPT_INT, F(prefetch_depth), 1, 64, CMD_STEP,
+     "gathered units alive ahead of use in prefetch mode"},
+    {"steps", 0, OPT_INT, F(steps), 1, 1e6, CMD_STEP, "measured training steps"},
+    {"warmup", 0, OPT_INT, F(warmup_steps), 0, 1e6, CMD_STEP, "untimed steps before the measured ones"},
+    {"layers", 0, OPT_INT, F(layers), 1, 1 << 20, CMD_STEP, "override the model's number of layers"},
+    {"dim", 0, OPT_INT, F(dim), 1, 1 << 20, CMD_STEP, "override the model dimension"},
+    {"heads", 0, OPT_INT, F(heads), 1, 1 << 16, CMD_STEP, "override the number of attention heads"},
+    {"kv-heads", 0, OPT_INT, F(kv_heads), 1, 1 << 16, CMD_STEP, "override the number of key/value heads"},
+    {"head-dim", 0, OPT_INT, F(head_dim), 1, 1 << 16, CMD_STEP, "override the head dimension"},
+    {"ffn-dim", 0, OPT_INT, F(ffn_dim), 1, 1 << 22, CMD_STEP, "override the SwiGLU hidden dimension"},
+    {"vocab", 0, OPT_INT, F(vocab), 2, 1 << 24, CMD_STEP, "override the vocabulary size"},
+    {"seq", 0, OPT_INT, F(seq), 1, 1 << 22, CMD_STEP, "override the sequence length"},
+    {"batch", 0, OPT_INT, F(batch), 1, 1 << 20, CMD_STEP, "override the micro-batch per rank"},
+    {"lr", 0, OPT_REAL, F(lr), 1e-9, 10, CMD_STEP, "AdamW learning rate"},
+    {"seed", 0, OPT_INT, F(seed), 0, 9e15, CMD_STEP, "seed of the initialization and the data"},
+    {"flops", 0, OPT_CHOICE, F(flops_causal), 0, 0, CMD_STEP,
+     "attention FLOPs convention for MFU: full (torchtitan, PaLM) or causal (Megatron)", "full|causal"},
     {"backend", 0, OPT_TEXT, F(backend), 0, 0, CMD_ALL, "device backend: auto or cpu"},
     {"comm", 0, OPT_TEXT, F(comm), 0, 0, CMD_ALL, "comm backend: auto or mpi"},
     {"hw", 0, OPT_TEXT, F(hw), 0, 0, CMD_ALL, "hardware profile (profiles/hw/NAME.json) for peak figures"},
@@ -94,6 +117,13 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->average = ZB_AVERAGE_MEAN;
     cfg->malloc_keep = true;
     cfg->timeout_s = 300.0;
+    cfg->mode = ZB_MODE_BOTH;
+    cfg->stage = 3;
+    cfg->steps = 10;
+    cfg->warmup_steps = 2;
+    cfg->prefetch_depth = 1;
+    cfg->lr = 3e-3;
+    cfg->seed = 1234;
 }
 
 static const opt_spec *find_long(const char *name, size_t len) {
@@ -177,6 +207,33 @@ static zb_status set_number(const opt_spec *o, const char *value, zb_config *cfg
     return ZB_OK;
 }
 
+/* Stores the index of `value` in o->choices ("a|b|c") as an int. */
+static zb_status set_choice(const opt_spec *o, const char *value, char *field) {
+    const char *p = o->choices;
+    size_t len = strlen(value);
+    for (int index = 0; p && *p; index++) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && !strncmp(p, value, n)) {
+            memcpy(field, &index, sizeof index);
+            return ZB_OK;
+        }
+        p = bar ? bar + 1 : NULL;
+    }
+    char accepted[160] = "accepted: ";
+    size_t used = strlen(accepted);
+    for (const char *c = o->choices; *c && used + 3 < sizeof accepted; c++) {
+        if (*c == '|') {
+            accepted[used++] = ',';
+            accepted[used++] = ' ';
+        } else {
+            accepted[used++] = *c;
+        }
+    }
+    accepted[used] = '\0';
+    return bad_value(o, value, accepted);
+}
+
 static zb_status set_value(const opt_spec *o, const char *value, zb_config *cfg) {
     char *field = (char *)cfg + o->offset;
     switch (o->kind) {
@@ -206,6 +263,7 @@ static zb_status set_value(const opt_spec *o, const char *value, zb_config *cfg)
         cfg->n_shapes++;
         return ZB_OK;
     case OPT_FLAG: *(bool *)field = true; return ZB_OK;
+    case OPT_CHOICE: return set_choice(o, value, field);
     }
     return ZB_FAIL(ZB_ERR_INTERNAL, "unhandled option kind");
 }

@@ -38,6 +38,10 @@ typedef enum zb_average {
     ZB_AVERAGE_MAX = 3
 } zb_average;
 
+/* --mode of the step benchmark. */
+typedef enum zb_step_mode { ZB_MODE_SYNC = 0, ZB_MODE_PREFETCH = 1, ZB_MODE_BOTH = 2 } zb_step_mode;
+#define ZB_STAGE_ALL 4 /* --stage all: 0, 1, 2 and 3 side by side */
+
 typedef struct zb_config {
     zb_command command;
     bool help;
@@ -61,6 +65,16 @@ typedef struct zb_config {
     bool gemm_sweep_given; /* -b/-e given to gemm: sweep M=N=K */
     char model[128];
     int64_t tokens; /* M for --model shapes; 0 = the profile's batch*seq */
+
+    /* step (the ZeRO-3 training step) */
+    int mode;             /* zb_step_mode */
+    int stage;            /* 0..3, or ZB_STAGE_ALL */
+    int recompute;        /* 0 none, 1 full */
+    int flops_causal;     /* 0: full attention matrix (torchtitan), 1: causal half */
+    int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
+    int64_t steps, warmup_steps, prefetch_depth;
+    double lr;
+    int64_t seed;
 
     /* hardware */
     char hw[128]; /* profile name; "" = the backend's default */
