@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +44,7 @@ typedef struct cpu_op {
     size_t n_bytes;
     cpu_event *event;
     uint64_t gen;
+    uint64_t seq; /* issue order on the device */
 } cpu_op;
 
 typedef struct cpu_stream {
@@ -63,6 +65,7 @@ typedef struct cpu_device {
     pthread_mutex_t ev_lock;
     pthread_cond_t ev_cv;
     int n_streams;
+    atomic_uint_fast64_t n_issued; /* numbers every op in issue order */
 } cpu_device;
 
 static cpu_device *cpu_dev(zb_device *d) { return (cpu_device *)d; }
@@ -156,7 +159,7 @@ static void run_work(cpu_stream *s, cpu_op *op) {
     default: break;
     }
     int64_t t1 = zb_now_ns();
-    zb_trace_add(s->base.dev->cfg.trace, s->base.id, &op->info, t0, t1);
+    zb_trace_add(s->base.dev->cfg.trace, s->base.id, &op->info, op->seq, t0, t1);
     if (st != ZB_OK) stream_set_error(s, st, zb_error_message());
     if (op->cleanup) op->cleanup(op->arg);
 }
@@ -195,6 +198,7 @@ static void *stream_main(void *arg) {
 
 static zb_status stream_push(cpu_stream *s, cpu_op *op) {
     op->next = NULL;
+    op->seq = atomic_fetch_add(&cpu_dev(s->base.dev)->n_issued, 1);
     pthread_mutex_lock(&s->lock);
     if (s->tail) {
         s->tail->next = op;

@@ -52,8 +52,8 @@ void zb_trace_name_stream(zb_trace *t, int stream, const char *name) {
     pthread_mutex_unlock(&t->lock);
 }
 
-void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, int64_t start_ns,
-                  int64_t end_ns) {
+void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, uint64_t seq,
+                  int64_t start_ns, int64_t end_ns) {
     if (!t || !t->enabled) return;
     pthread_mutex_lock(&t->lock);
     if (t->n_records == t->capacity) {
@@ -76,6 +76,7 @@ void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, int64_t start
     r->flops = info->flops;
     r->start_ns = start_ns;
     r->end_ns = end_ns;
+    r->seq = seq;
     r->label[0] = '\0';
     if (info->label) {
         strncpy(r->label, info->label, sizeof r->label - 1);

@@ -49,6 +49,8 @@ typedef struct zb_trace_record {
     int64_t start_ns;
     int64_t end_ns;
     char label[ZB_LABEL_MAX];
+    uint64_t seq; /* issue order on this rank's device: dependency order
+                     checks use it, never timing */
 } zb_trace_record;
 
 typedef struct zb_trace {
@@ -71,8 +73,8 @@ void zb_trace_clear(zb_trace *t);
 /* Remembers a stream's name for reports (ids >= 16 keep no name). */
 void zb_trace_name_stream(zb_trace *t, int stream, const char *name);
 /* Appends one record; a no-op when t is NULL or tracing is off. */
-void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, int64_t start_ns,
-                  int64_t end_ns);
+void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, uint64_t seq,
+                  int64_t start_ns, int64_t end_ns);
 
 #ifdef __cplusplus
 }

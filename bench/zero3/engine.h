@@ -1,0 +1,94 @@
+/* The ZeRO engine: one sharded data-parallel training step of the model in
+ * bench/zero3/model.h, at ZeRO stage 0 (DDP), 1, 2 or 3, issued on a compute
+ * stream and a comm stream in one of two schedules.
+ *
+ *   sync      every collective waits for the compute issued before it, and
+ *             the compute issued after it waits for the collective: nothing
+ *             can overlap (ordered by events, no host synchronization).
+ *   prefetch  the comm stream gathers the next unit (forward: l+1, backward:
+ *             l-1) while the compute stream runs unit l, and reduce-scatters
+ *             unit l's gradients while unit l-1's backward runs. At most
+ *             prefetch_depth gathered units are alive ahead of use (FSDP's
+ *             rate limiter), enforced by events on a ring of gathered
+ *             buffers.
+ *
+ * Memory per rank (tags of device.h; Φ_u = unit u padded to a multiple of n):
+ *   param_shard    stage 3: Φ_u/n per unit; stages 0-2: Φ_u (full params)
+ *   grad_shard     stages 2-3: Φ_u/n; stages 0-1: Φ_u (full gradients)
+ *   optim_state    fp32 master + m + v: 3 Φ_u/n (stage 0: 3 Φ_u)
+ *   gathered_param stage 3 only: a ring of S buffers of max Φ_u
+ *                  (S = 1 in sync, 1 + prefetch_depth in prefetch)
+ *   gathered_grad  stages 2-3: a ring of G full-gradient buffers of max Φ_u
+ *                  (G = 1 in sync, 2 in prefetch: one written, one reduced)
+ *   activation     each unit's saved activations, the two backward
+ *                  gradient buffers [B*T, C], and the loss
+ *   workspace      the recompute workspace
+ * Forward and backward read the gathered buffer (stage 3) or the full
+ * parameters (stages 0-2). The engine keeps fp32 master weights apart from
+ * the compute-dtype parameters even when both are fp32 (CPU), so the memory
+ * ledger has DESIGN.md §4's shape (p = g = 4, k = 12 on CPU). */
+#ifndef ZB_ZERO3_ENGINE_H
+#define ZB_ZERO3_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "comm.h"
+#include "device.h"
+#include "kernels.h"
+#include "model.h"
+#include "optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zb_engine_cfg {
+    zb_model_cfg model;
+    int stage;            /* 0..3 */
+    zb_step_mode mode;    /* ZB_MODE_SYNC or ZB_MODE_PREFETCH */
+    bool recompute;       /* full activation recomputation */
+    int prefetch_depth;   /* >= 1; used in prefetch mode */
+    zb_adamw_cfg opt;
+} zb_engine_cfg;
+
+typedef struct zb_engine zb_engine;
+
+/* What one step left behind on this rank. */
+typedef struct zb_step_result {
+    float loss;              /* this rank's mean loss over its B*T tokens */
+    int64_t start_ns, end_ns; /* host clock around issue ... all streams done */
+    uint64_t sent_bytes;     /* by the comm-volume formula, all collectives */
+} zb_step_result;
+
+/* Allocates and initializes everything (collective: the stage 0-2
+ * parameters are initialized identically on every rank without comm). */
+zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *comm,
+                           zb_stream *compute, zb_stream *comm_stream, zb_engine **out);
+void zb_engine_destroy(zb_engine *e);
+
+/* Runs training step `step` (0-based; it selects the data) and waits for it. */
+zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out);
+
+int zb_engine_n_units(const zb_engine *e);
+/* Unit u's padded size and this rank's shard range [begin, begin + count). */
+void zb_engine_unit_shard(const zb_engine *e, int unit, size_t *padded, size_t *begin,
+                          size_t *count);
+/* Copies this rank's shard of unit u's fp32 master parameters to host
+ * memory `dst` (count elements, see zb_engine_unit_shard); stream-synced. */
+zb_status zb_engine_read_shard(zb_engine *e, int unit, float *dst);
+
+/* The bytes DESIGN.md's formulas say each tag must peak at, and the comm
+ * bytes per step, for this configuration (engine_ledger.c). */
+void zb_engine_expected_peaks(const zb_engine *e, size_t peak_bytes[ZB_MEM_TAG_COUNT]);
+uint64_t zb_engine_expected_comm_bytes(const zb_engine *e);
+
+/* Predicted peak bytes per rank before anything is allocated (for the
+ * "does it fit" check): the sum of the expected per-tag peaks. */
+zb_status zb_engine_predict_bytes(const zb_engine_cfg *cfg, int n_ranks, size_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,55 @@
+/* The engine's state, shared by engine_state.c (allocation, init),
+ * engine_step.c (the schedules) and engine_ledger.c (expected memory). Not
+ * a public header: use engine.h. */
+#ifndef ZB_ZERO3_ENGINE_IMPL_H
+#define ZB_ZERO3_ENGINE_IMPL_H
+
+#include "engine.h"
+#include "unit.h"
+
+#define ZB_ENGINE_MAX_PSLOTS 65 /* 1 + the largest --prefetch-depth */
+#define ZB_ENGINE_GSLOTS 2
+
+struct zb_engine {
+    zb_engine_cfg cfg;
+    zb_device *dev;
+    zb_comm *comm;
+    zb_stream *cs; /* compute stream */
+    zb_stream *ms; /* comm stream */
+    const zb_kernels *k;
+    int rank, n, n_units;
+    int B, N; /* micro-batch, tokens per rank (B*T) */
+
+    zb_unit_layout *layouts; /* [n_units] */
+    size_t *padded;          /* [n_units] numel rounded up to a multiple of n */
+    size_t *shard;           /* [n_units] padded / n */
+    size_t max_padded;
+
+    /* Per unit (DESIGN.md §4 ledger; see engine.h for which are full). */
+    float **param, **master, **m, **v, **grad;
+
+    int n_pslots, n_gslots; /* gathered param / gathered grad rings */
+    float *pslot[ZB_ENGINE_MAX_PSLOTS];
+    float *gslot[ZB_ENGINE_GSLOTS];
+
+    zb_unit_acts *acts; /* [n_units] */
+    zb_unit_workspace ws;
+    float *dx[2];        /* backward gradient ping-pong [N, C] */
+    float *loss_dev;     /* [1] */
+    int32_t *tokens_dev, *targets_dev;
+    int32_t *tokens_host, *targets_host;
+    float loss_host;
+
+    zb_event **ev_gathered;                    /* [2 * n_units]: per gather use */
+    zb_event *ev_pslot_free[ZB_ENGINE_MAX_PSLOTS];
+    zb_event *ev_gslot_free[ZB_ENGINE_GSLOTS];
+    zb_event **ev_bwd_done, **ev_reduced, **ev_updated; /* [n_units] */
+    zb_event *ev_compute, *ev_comm; /* sync mode's serialization */
+    int opt_step;                   /* AdamW's t */
+};
+
+/* True when stage s keeps full parameters (0-2) or full gradients (0-1). */
+static inline bool zb_engine_full_params(int stage) { return stage < 3; }
+static inline bool zb_engine_full_grads(int stage) { return stage < 2; }
+
+#endif

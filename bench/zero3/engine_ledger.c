@@ -1,0 +1,74 @@
+/* What the engine's memory and traffic must be, from the configuration
+ * alone: the per-tag peaks its allocations add up to (engine.h lists them)
+ * and the comm bytes per step of DESIGN.md §4's formula. The tests compare
+ * the device's measured peaks and the comm's counted bytes with these. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_impl.h"
+#include "ledger.h"
+
+typedef struct ledger_shape {
+    int stage, n, n_units, n_pslots, n_gslots;
+    size_t sum_padded, max_padded;
+} ledger_shape;
+
+static void peaks_of(const zb_engine_cfg *cfg, const ledger_shape *s, size_t peak[ZB_MEM_TAG_COUNT]) {
+    const zb_model_cfg *mc = &cfg->model;
+    size_t f = sizeof(float), n = (size_t)s->n;
+    memset(peak, 0, ZB_MEM_TAG_COUNT * sizeof(size_t));
+    peak[ZB_MEM_PARAM_SHARD] = f * (zb_engine_full_params(s->stage) ? s->sum_padded : s->sum_padded / n);
+    peak[ZB_MEM_GRAD_SHARD] = f * (zb_engine_full_grads(s->stage) ? s->sum_padded : s->sum_padded / n);
+    peak[ZB_MEM_OPTIM_STATE] = 3 * f * (s->stage == 0 ? s->sum_padded : s->sum_padded / n);
+    if (s->stage == 3) peak[ZB_MEM_GATHERED_PARAM] = f * (size_t)s->n_pslots * s->max_padded;
+    if (!zb_engine_full_grads(s->stage)) peak[ZB_MEM_GATHERED_GRAD] = f * (size_t)s->n_gslots * s->max_padded;
+    size_t acts = 0, tokens = (size_t)mc->batch * (size_t)mc->seq;
+    for (int u = 0; u < s->n_units; u++) acts += zb_unit_acts_bytes(mc, u, mc->batch, !cfg->recompute);
+    acts += 2 * tokens * (size_t)mc->dim * f; /* backward gradient ping-pong */
+    acts += f;                                /* the loss */
+    acts += 2 * tokens * sizeof(int32_t);     /* tokens and targets */
+    peak[ZB_MEM_ACTIVATION] = acts;
+    peak[ZB_MEM_WORKSPACE] = zb_unit_workspace_bytes(mc, mc->batch, cfg->recompute);
+}
+
+static void shape_of(const zb_engine_cfg *cfg, int n_ranks, ledger_shape *s) {
+    bool prefetch = cfg->mode == ZB_MODE_PREFETCH;
+    s->stage = cfg->stage;
+    s->n = n_ranks;
+    s->n_units = zb_model_n_units(&cfg->model);
+    s->n_pslots = prefetch ? 1 + cfg->prefetch_depth : 1;
+    s->n_gslots = prefetch ? ZB_ENGINE_GSLOTS : 1;
+    s->sum_padded = s->max_padded = 0;
+    for (int u = 0; u < s->n_units; u++) {
+        size_t numel = zb_model_unit_numel(&cfg->model, u), nn = (size_t)n_ranks;
+        size_t padded = (numel + nn - 1) / nn * nn;
+        s->sum_padded += padded;
+        if (padded > s->max_padded) s->max_padded = padded;
+    }
+}
+
+void zb_engine_expected_peaks(const zb_engine *e, size_t peak_bytes[ZB_MEM_TAG_COUNT]) {
+    ledger_shape s;
+    shape_of(&e->cfg, e->n, &s);
+    peaks_of(&e->cfg, &s, peak_bytes);
+}
+
+uint64_t zb_engine_expected_comm_bytes(const zb_engine *e) {
+    uint64_t *padded = (uint64_t *)malloc((size_t)e->n_units * sizeof(uint64_t));
+    if (!padded) return 0;
+    for (int u = 0; u < e->n_units; u++) padded[u] = e->padded[u];
+    uint64_t bytes = zb_ledger_comm_bytes_per_step(e->cfg.stage, padded, e->n_units, e->n, 4, 4);
+    free(padded);
+    return bytes;
+}
+
+zb_status zb_engine_predict_bytes(const zb_engine_cfg *cfg, int n_ranks, size_t *bytes) {
+    ZB_TRY(zb_model_cfg_validate(&cfg->model));
+    ledger_shape s;
+    size_t peak[ZB_MEM_TAG_COUNT];
+    shape_of(cfg, n_ranks, &s);
+    peaks_of(cfg, &s, peak);
+    *bytes = 0;
+    for (int t = 0; t < ZB_MEM_TAG_COUNT; t++) *bytes += peak[t];
+    return ZB_OK;
+}

@@ -1,0 +1,243 @@
+/* The engine's memory and events: flat units padded to a multiple of the
+ * number of ranks, this rank's shards (or full copies, by stage), the
+ * gathered-buffer rings, activations, and their seeded initialization.
+ * Every allocation carries its tag (engine.h lists them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_impl.h"
+
+static zb_status alloc_f32(zb_engine *e, size_t n, zb_mem_tag tag, float **out) {
+    return zb_dev_alloc(e->dev, n * sizeof(float), tag, (void **)out);
+}
+
+static zb_status alloc_tables(zb_engine *e) {
+    size_t u = (size_t)e->n_units;
+    e->layouts = (zb_unit_layout *)calloc(u, sizeof *e->layouts);
+    e->padded = (size_t *)calloc(u, sizeof(size_t));
+    e->shard = (size_t *)calloc(u, sizeof(size_t));
+    e->param = (float **)calloc(u, sizeof(float *));
+    e->master = (float **)calloc(u, sizeof(float *));
+    e->m = (float **)calloc(u, sizeof(float *));
+    e->v = (float **)calloc(u, sizeof(float *));
+    e->grad = (float **)calloc(u, sizeof(float *));
+    e->acts = (zb_unit_acts *)calloc(u, sizeof *e->acts);
+    e->ev_gathered = (zb_event **)calloc(2 * u, sizeof(zb_event *));
+    e->ev_bwd_done = (zb_event **)calloc(u, sizeof(zb_event *));
+    e->ev_reduced = (zb_event **)calloc(u, sizeof(zb_event *));
+    e->ev_updated = (zb_event **)calloc(u, sizeof(zb_event *));
+    if (!e->layouts || !e->padded || !e->shard || !e->param || !e->master || !e->m || !e->v ||
+        !e->grad || !e->acts || !e->ev_gathered || !e->ev_bwd_done || !e->ev_reduced ||
+        !e->ev_updated) {
+        return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the engine's tables");
+    }
+    return ZB_OK;
+}
+
+static zb_status create_events(zb_engine *e) {
+    const zb_device_ops *d = e->dev->ops;
+    for (int i = 0; i < 2 * e->n_units; i++) ZB_TRY(d->event_create(e->dev, &e->ev_gathered[i]));
+    for (int u = 0; u < e->n_units; u++) {
+        ZB_TRY(d->event_create(e->dev, &e->ev_bwd_done[u]));
+        ZB_TRY(d->event_create(e->dev, &e->ev_reduced[u]));
+        ZB_TRY(d->event_create(e->dev, &e->ev_updated[u]));
+    }
+    for (int s = 0; s < e->n_pslots; s++) ZB_TRY(d->event_create(e->dev, &e->ev_pslot_free[s]));
+    for (int s = 0; s < e->n_gslots; s++) ZB_TRY(d->event_create(e->dev, &e->ev_gslot_free[s]));
+    ZB_TRY(d->event_create(e->dev, &e->ev_compute));
+    return d->event_create(e->dev, &e->ev_comm);
+}
+
+/* Writes elements [begin, begin + count) of unit u's initial values to the
+ * device buffer dst, through a host staging buffer. */
+static zb_status init_range(zb_engine *e, int u, float *dst, size_t begin, size_t count) {
+    float *host = (float *)malloc(count * sizeof(float) + 1);
+    if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory initializing unit %d", u);
+    zb_model_init_unit(&e->cfg.model, u, host, begin, begin + count);
+    zb_op_info info = {ZB_OP_COPY, "init", u, 0, 0};
+    zb_status st = e->dev->ops->memcpy_async(e->cs, dst, host, count * sizeof(float), &info);
+    if (st == ZB_OK) st = e->dev->ops->stream_sync(e->cs);
+    free(host);
+    return st;
+}
+
+static zb_status zero(zb_engine *e, float *dst, size_t n, int u) {
+    zb_kcall c = {e->cs, "zero", u};
+    return e->k->fill(&c, dst, 0.0f, n);
+}
+
+/* Shards (or full copies) of parameters, gradients and optimizer state. */
+static zb_status alloc_unit_state(zb_engine *e, int u) {
+    int stage = e->cfg.stage;
+    size_t full = e->padded[u], shard = e->shard[u], begin = (size_t)e->rank * shard;
+    size_t n_param = zb_engine_full_params(stage) ? full : shard;
+    size_t n_grad = zb_engine_full_grads(stage) ? full : shard;
+    size_t n_opt = stage == 0 ? full : shard;
+    size_t opt_begin = stage == 0 ? 0 : begin;
+    ZB_TRY(alloc_f32(e, n_param, ZB_MEM_PARAM_SHARD, &e->param[u]));
+    ZB_TRY(alloc_f32(e, n_grad, ZB_MEM_GRAD_SHARD, &e->grad[u]));
+    ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->master[u]));
+    ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->m[u]));
+    ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->v[u]));
+    ZB_TRY(init_range(e, u, e->param[u], zb_engine_full_params(stage) ? 0 : begin, n_param));
+    ZB_TRY(init_range(e, u, e->master[u], opt_begin, n_opt));
+    ZB_TRY(zero(e, e->grad[u], n_grad, u));
+    ZB_TRY(zero(e, e->m[u], n_opt, u));
+    return zero(e, e->v[u], n_opt, u);
+}
+
+static zb_status alloc_buffers(zb_engine *e) {
+    const zb_model_cfg *mc = &e->cfg.model;
+    if (e->cfg.stage == 3) {
+        for (int s = 0; s < e->n_pslots; s++) {
+            ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_GATHERED_PARAM, &e->pslot[s]));
+        }
+    }
+    if (!zb_engine_full_grads(e->cfg.stage)) {
+        for (int s = 0; s < e->n_gslots; s++) {
+            ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_GATHERED_GRAD, &e->gslot[s]));
+        }
+    }
+    for (int u = 0; u < e->n_units; u++) {
+        bool keep = !e->cfg.recompute;
+        ZB_TRY(zb_unit_acts_alloc(e->dev, mc, u, e->B, keep, &e->acts[u]));
+    }
+    ZB_TRY(zb_unit_workspace_alloc(e->dev, mc, e->B, e->cfg.recompute, &e->ws));
+    size_t nc = (size_t)e->N * (size_t)mc->dim;
+    ZB_TRY(alloc_f32(e, nc, ZB_MEM_ACTIVATION, &e->dx[0]));
+    ZB_TRY(alloc_f32(e, nc, ZB_MEM_ACTIVATION, &e->dx[1]));
+    ZB_TRY(alloc_f32(e, 1, ZB_MEM_ACTIVATION, &e->loss_dev));
+    size_t tok_bytes = (size_t)e->N * sizeof(int32_t);
+    ZB_TRY(zb_dev_alloc(e->dev, tok_bytes, ZB_MEM_ACTIVATION, (void **)&e->tokens_dev));
+    ZB_TRY(zb_dev_alloc(e->dev, tok_bytes, ZB_MEM_ACTIVATION, (void **)&e->targets_dev));
+    e->tokens_host = (int32_t *)malloc(tok_bytes);
+    e->targets_host = (int32_t *)malloc(tok_bytes);
+    if (!e->tokens_host || !e->targets_host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for tokens");
+    return ZB_OK;
+}
+
+static void layout_units(zb_engine *e) {
+    e->max_padded = 0;
+    for (int u = 0; u < e->n_units; u++) {
+        zb_model_unit_layout(&e->cfg.model, u, &e->layouts[u]);
+        size_t numel = e->layouts[u].numel, n = (size_t)e->n;
+        e->padded[u] = (numel + n - 1) / n * n;
+        e->shard[u] = e->padded[u] / n;
+        if (e->padded[u] > e->max_padded) e->max_padded = e->padded[u];
+    }
+}
+
+zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *comm,
+                           zb_stream *compute, zb_stream *comm_stream, zb_engine **out) {
+    *out = NULL;
+    ZB_TRY(zb_model_cfg_validate(&cfg->model));
+    ZB_TRY(zb_adamw_cfg_validate(&cfg->opt));
+    if (cfg->stage < 0 || cfg->stage > 3) return ZB_FAIL(ZB_ERR_INVALID, "--stage %d: accepted: 0, 1, 2, 3", cfg->stage);
+    if (cfg->prefetch_depth < 1 || cfg->prefetch_depth >= ZB_ENGINE_MAX_PSLOTS) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--prefetch-depth %d: accepted: 1 to %d", cfg->prefetch_depth,
+                       ZB_ENGINE_MAX_PSLOTS - 1);
+    }
+    const zb_kernels *k = zb_kernels_for(dev);
+    if (!k) return ZB_ERR_UNSUPPORTED;
+    zb_engine *e = (zb_engine *)calloc(1, sizeof *e);
+    if (!e) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the engine");
+    e->cfg = *cfg;
+    e->dev = dev;
+    e->comm = comm;
+    e->cs = compute;
+    e->ms = comm_stream;
+    e->k = k;
+    e->rank = comm->rank;
+    e->n = comm->n_ranks;
+    e->n_units = zb_model_n_units(&cfg->model);
+    e->B = cfg->model.batch;
+    e->N = cfg->model.batch * cfg->model.seq;
+    bool prefetch = cfg->mode == ZB_MODE_PREFETCH;
+    e->n_pslots = prefetch ? 1 + cfg->prefetch_depth : 1;
+    e->n_gslots = prefetch ? ZB_ENGINE_GSLOTS : 1;
+    zb_status st = alloc_tables(e);
+    if (st == ZB_OK) {
+        layout_units(e);
+        st = create_events(e);
+    }
+    for (int u = 0; u < e->n_units && st == ZB_OK; u++) st = alloc_unit_state(e, u);
+    if (st == ZB_OK) st = alloc_buffers(e);
+    if (st == ZB_OK) st = dev->ops->stream_sync(compute);
+    if (st != ZB_OK) {
+        zb_engine_destroy(e);
+        return st;
+    }
+    *out = e;
+    return ZB_OK;
+}
+
+static void destroy_event(zb_engine *e, zb_event *ev) {
+    if (ev) e->dev->ops->event_destroy(ev);
+}
+
+void zb_engine_destroy(zb_engine *e) {
+    if (!e) return;
+    zb_device *d = e->dev;
+    d->ops->stream_sync(e->cs);
+    d->ops->stream_sync(e->ms);
+    for (int u = 0; u < e->n_units; u++) {
+        if (e->param) zb_dev_free(d, e->param[u]);
+        if (e->grad) zb_dev_free(d, e->grad[u]);
+        if (e->master) zb_dev_free(d, e->master[u]);
+        if (e->m) zb_dev_free(d, e->m[u]);
+        if (e->v) zb_dev_free(d, e->v[u]);
+        if (e->acts) zb_unit_acts_free(d, &e->acts[u]);
+        if (e->ev_bwd_done) destroy_event(e, e->ev_bwd_done[u]);
+        if (e->ev_reduced) destroy_event(e, e->ev_reduced[u]);
+        if (e->ev_updated) destroy_event(e, e->ev_updated[u]);
+    }
+    for (int i = 0; e->ev_gathered && i < 2 * e->n_units; i++) destroy_event(e, e->ev_gathered[i]);
+    for (int s = 0; s < ZB_ENGINE_MAX_PSLOTS; s++) {
+        zb_dev_free(d, e->pslot[s]);
+        destroy_event(e, e->ev_pslot_free[s]);
+    }
+    for (int s = 0; s < ZB_ENGINE_GSLOTS; s++) {
+        zb_dev_free(d, e->gslot[s]);
+        destroy_event(e, e->ev_gslot_free[s]);
+    }
+    destroy_event(e, e->ev_compute);
+    destroy_event(e, e->ev_comm);
+    zb_unit_workspace_free(d, &e->ws);
+    zb_dev_free(d, e->dx[0]);
+    zb_dev_free(d, e->dx[1]);
+    zb_dev_free(d, e->loss_dev);
+    zb_dev_free(d, e->tokens_dev);
+    zb_dev_free(d, e->targets_dev);
+    free(e->tokens_host);
+    free(e->targets_host);
+    free(e->layouts);
+    free(e->padded);
+    free(e->shard);
+    free(e->param);
+    free(e->master);
+    free(e->m);
+    free(e->v);
+    free(e->grad);
+    free(e->acts);
+    free(e->ev_gathered);
+    free(e->ev_bwd_done);
+    free(e->ev_reduced);
+    free(e->ev_updated);
+    free(e);
+}
+
+int zb_engine_n_units(const zb_engine *e) { return e->n_units; }
+
+void zb_engine_unit_shard(const zb_engine *e, int unit, size_t *padded, size_t *begin, size_t *count) {
+    *padded = e->padded[unit];
+    *begin = e->cfg.stage == 0 ? 0 : (size_t)e->rank * e->shard[unit];
+    *count = e->cfg.stage == 0 ? e->padded[unit] : e->shard[unit];
+}
+
+zb_status zb_engine_read_shard(zb_engine *e, int unit, float *dst) {
+    size_t padded, begin, count;
+    zb_engine_unit_shard(e, unit, &padded, &begin, &count);
+    zb_op_info info = {ZB_OP_COPY, "read_shard", unit, 0, 0};
+    ZB_TRY(e->dev->ops->memcpy_async(e->cs, dst, e->master[unit], count * sizeof(float), &info));
+    return e->dev->ops->stream_sync(e->cs);
+}

@@ -1,0 +1,217 @@
+/* One training step in the sync or prefetch schedule (see engine.h).
+ *
+ * The host walks the step's "uses" of parameters in order: forward of units
+ * 0..U-1, then backward of units U-1..0 (use i; at stage 3 each use gathers
+ * the unit). At use i it issues, in this order:
+ *   1. prefetch only: the gather of use i + K (K = prefetch depth) on the
+ *      comm stream, after waiting for the ring slot it overwrites to be
+ *      released by the compute that last read it (use i + K - S, S = K + 1,
+ *      whose release was issued in an earlier iteration, so the wait sees
+ *      the right record);
+ *   2. the compute of use i on the compute stream, after the event of its
+ *      gather; then the release of its slot;
+ *   3. backward only: the reduction of the unit's gradients on the comm
+ *      stream, after the event of its backward.
+ * sync mode issues gather i at use i (K = 0, one slot) and, around every
+ * collective, makes the comm stream wait for all compute issued so far and
+ * the compute stream wait for the collective, so nothing overlaps. The
+ * optimizer runs after the backward, unit by unit, each after its unit's
+ * reduction; at stages 1-2 the updated shards are all-gathered in place. */
+#include "data.h"
+#include "engine_impl.h"
+
+static const zb_device_ops *ops(const zb_engine *e) { return e->dev->ops; }
+static bool is_sync(const zb_engine *e) { return e->cfg.mode == ZB_MODE_SYNC; }
+
+/* sync mode: everything issued to compute so far precedes the next comm op. */
+static zb_status comm_after_compute(zb_engine *e) {
+    if (!is_sync(e)) return ZB_OK;
+    ZB_TRY(ops(e)->event_record(e->ev_compute, e->cs));
+    return ops(e)->stream_wait_event(e->ms, e->ev_compute);
+}
+
+/* sync mode: the last comm op precedes the next compute op. */
+static zb_status compute_after_comm(zb_engine *e) {
+    if (!is_sync(e)) return ZB_OK;
+    ZB_TRY(ops(e)->event_record(e->ev_comm, e->ms));
+    return ops(e)->stream_wait_event(e->cs, e->ev_comm);
+}
+
+static int unit_of_use(const zb_engine *e, int use) {
+    return use < e->n_units ? use : 2 * e->n_units - 1 - use;
+}
+
+static int pslot_of_use(const zb_engine *e, int use) { return use % e->n_pslots; }
+
+/* Stage 3: all-gather the unit of `use` into its ring slot. */
+static zb_status issue_gather(zb_engine *e, int use) {
+    int u = unit_of_use(e, use), slot = pslot_of_use(e, use);
+    ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_pslot_free[slot]));
+    ZB_TRY(comm_after_compute(e));
+    ZB_TRY(e->comm->ops->allgather(e->comm, e->ms, e->param[u], e->pslot[slot], e->shard[u],
+                                   ZB_DTYPE_F32, use < e->n_units ? "allgather.fwd" : "allgather.bwd", u));
+    ZB_TRY(ops(e)->event_record(e->ev_gathered[use], e->ms));
+    return compute_after_comm(e);
+}
+
+/* The parameters compute reads at `use`, after waiting for their gather. */
+static zb_status params_for_use(zb_engine *e, int use, const float **out) {
+    int u = unit_of_use(e, use);
+    if (e->cfg.stage != 3) {
+        *out = e->param[u];
+        return ZB_OK;
+    }
+    ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gathered[use]));
+    *out = e->pslot[pslot_of_use(e, use)];
+    return ZB_OK;
+}
+
+static zb_status release_params(zb_engine *e, int use) {
+    if (e->cfg.stage != 3) return ZB_OK;
+    return ops(e)->event_record(e->ev_pslot_free[pslot_of_use(e, use)], e->cs);
+}
+
+static zb_unit_ctx unit_ctx(zb_engine *e) {
+    zb_unit_ctx c;
+    c.cfg = &e->cfg.model;
+    c.k = e->k;
+    c.stream = e->cs;
+    c.B = e->B;
+    c.tokens = e->tokens_dev;
+    c.targets = e->targets_dev;
+    c.loss = e->loss_dev;
+    c.dloss_scale = 1.0f / (float)e->n; /* summed gradients = the global mean's */
+    c.ws = &e->ws;
+    return c;
+}
+
+static zb_status compute_forward(zb_engine *e, int u) {
+    const float *params = NULL;
+    ZB_TRY(params_for_use(e, u, &params));
+    zb_unit_ctx c = unit_ctx(e);
+    const float *x_in = u == 0 ? NULL : e->acts[u - 1].out;
+    float *x_out = u == e->n_units - 1 ? NULL : e->acts[u].out;
+    ZB_TRY(zb_unit_forward(&c, u, params, x_in, x_out, &e->acts[u]));
+    return release_params(e, u);
+}
+
+/* j-th backward (unit U-1-j): gradients into the persistent full buffer
+ * (stages 0-1) or into a gathered-gradient ring slot (stages 2-3). */
+static float *grad_target(zb_engine *e, int j, int u) {
+    return zb_engine_full_grads(e->cfg.stage) ? e->grad[u] : e->gslot[j % e->n_gslots];
+}
+
+static zb_status compute_backward(zb_engine *e, int use) {
+    int j = use - e->n_units, u = unit_of_use(e, use);
+    const float *params = NULL;
+    ZB_TRY(params_for_use(e, use, &params));
+    if (!zb_engine_full_grads(e->cfg.stage)) {
+        ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gslot_free[j % e->n_gslots]));
+    }
+    zb_unit_ctx c = unit_ctx(e);
+    const float *dx_out = j == 0 ? NULL : e->dx[(j - 1) % 2];
+    float *dx_in = u == 0 ? NULL : e->dx[j % 2];
+    ZB_TRY(zb_unit_backward(&c, u, params, &e->acts[u], dx_out, dx_in, grad_target(e, j, u)));
+    ZB_TRY(release_params(e, use));
+    return ops(e)->event_record(e->ev_bwd_done[u], e->cs);
+}
+
+/* The reduction of unit u's gradients: all-reduce (stage 0), in-place
+ * reduce-scatter into the full buffer (1), reduce-scatter from the ring
+ * slot into the shard (2-3). */
+static zb_status issue_reduction(zb_engine *e, int use) {
+    int j = use - e->n_units, u = unit_of_use(e, use);
+    zb_comm *c = e->comm;
+    ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_bwd_done[u]));
+    ZB_TRY(comm_after_compute(e));
+    if (e->cfg.stage == 0) {
+        ZB_TRY(c->ops->allreduce(c, e->ms, e->grad[u], e->grad[u], e->padded[u], ZB_DTYPE_F32,
+                                 "allreduce.grad", u));
+    } else if (e->cfg.stage == 1) {
+        float *mine = e->grad[u] + (size_t)e->rank * e->shard[u];
+        ZB_TRY(c->ops->reducescatter(c, e->ms, e->grad[u], mine, e->shard[u], ZB_DTYPE_F32,
+                                     "reducescatter.grad", u));
+    } else {
+        float *slot = e->gslot[j % e->n_gslots];
+        ZB_TRY(c->ops->reducescatter(c, e->ms, slot, e->grad[u], e->shard[u], ZB_DTYPE_F32,
+                                     "reducescatter.grad", u));
+        ZB_TRY(ops(e)->event_record(e->ev_gslot_free[j % e->n_gslots], e->ms));
+    }
+    ZB_TRY(ops(e)->event_record(e->ev_reduced[u], e->ms));
+    return compute_after_comm(e);
+}
+
+/* AdamW on this rank's part of unit u, then the compute-dtype copy; at
+ * stages 1-2 the updated shards are all-gathered back into full params. */
+static zb_status optimizer_unit(zb_engine *e, int u) {
+    int stage = e->cfg.stage;
+    size_t begin = stage == 0 ? 0 : (size_t)e->rank * e->shard[u];
+    size_t count = stage == 0 ? e->padded[u] : e->shard[u];
+    const float *grads = stage == 1 ? e->grad[u] + begin : e->grad[u];
+    float *param_dst = zb_engine_full_params(stage) ? e->param[u] + begin : e->param[u];
+    ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_reduced[u]));
+    zb_kcall kc = {e->cs, "adamw", u};
+    ZB_TRY(zb_optim_adamw_slice(e->k, &kc, &e->cfg.model, u, begin, begin + count, e->master[u],
+                                grads, e->m[u], e->v[u], e->opt_step, &e->cfg.opt));
+    zb_op_info info = {ZB_OP_COMPUTE, "param_update", u, count * sizeof(float), 0};
+    ZB_TRY(ops(e)->memcpy_async(e->cs, param_dst, e->master[u], count * sizeof(float), &info));
+    if (stage != 1 && stage != 2) return ZB_OK;
+    ZB_TRY(ops(e)->event_record(e->ev_updated[u], e->cs));
+    ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_updated[u]));
+    ZB_TRY(comm_after_compute(e));
+    ZB_TRY(e->comm->ops->allgather(e->comm, e->ms, param_dst, e->param[u], e->shard[u],
+                                   ZB_DTYPE_F32, "allgather.params", u));
+    return compute_after_comm(e);
+}
+
+static zb_status load_batch(zb_engine *e, int step) {
+    const zb_model_cfg *mc = &e->cfg.model;
+    uint64_t first = zb_data_sample_index(step, e->n, e->rank, e->B, 0);
+    zb_data_batch(mc->seed, first, e->B, mc->seq, mc->vocab, e->tokens_host, e->targets_host);
+    size_t bytes = (size_t)e->N * sizeof(int32_t);
+    zb_op_info info = {ZB_OP_COPY, "load_batch", -1, 2 * bytes, 0};
+    ZB_TRY(ops(e)->memcpy_async(e->cs, e->tokens_dev, e->tokens_host, bytes, &info));
+    return ops(e)->memcpy_async(e->cs, e->targets_dev, e->targets_host, bytes, &info);
+}
+
+static zb_status issue_step(zb_engine *e, int step) {
+    int n_uses = 2 * e->n_units;
+    bool gathers = e->cfg.stage == 3;
+    int ahead = is_sync(e) ? 0 : e->cfg.prefetch_depth;
+    ZB_TRY(load_batch(e, step));
+    for (int i = 0; gathers && i < ahead && i < n_uses; i++) ZB_TRY(issue_gather(e, i));
+    for (int i = 0; i < n_uses; i++) {
+        if (gathers && i + ahead < n_uses) ZB_TRY(issue_gather(e, i + ahead));
+        if (i < e->n_units) {
+            ZB_TRY(compute_forward(e, i));
+        } else {
+            ZB_TRY(compute_backward(e, i));
+            ZB_TRY(issue_reduction(e, i));
+        }
+    }
+    e->opt_step++;
+    for (int u = 0; u < e->n_units; u++) ZB_TRY(optimizer_unit(e, u));
+    zb_op_info info = {ZB_OP_COPY, "read_loss", -1, sizeof(float), 0};
+    return ops(e)->memcpy_async(e->cs, &e->loss_host, e->loss_dev, sizeof(float), &info);
+}
+
+static uint64_t total_sent(const zb_comm *c) {
+    uint64_t sum = 0;
+    for (int k = 0; k < ZB_COLL_COUNT; k++) sum += c->sent_bytes[k];
+    return sum;
+}
+
+zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out) {
+    uint64_t sent_before = total_sent(e->comm);
+    out->start_ns = zb_now_ns();
+    zb_status st = issue_step(e, step);
+    /* Drain both streams even after an issue error, so nothing runs on. */
+    zb_status st_c = ops(e)->stream_sync(e->cs);
+    if (st == ZB_OK) st = st_c;
+    zb_status st_m = ops(e)->stream_sync(e->ms);
+    if (st == ZB_OK) st = st_m;
+    out->end_ns = zb_now_ns();
+    out->loss = e->loss_host;
+    out->sent_bytes = total_sent(e->comm) - sent_before;
+    return st;
+}
