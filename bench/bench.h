@@ -57,6 +57,7 @@ extern const zb_bench zb_bench_allgather;
 extern const zb_bench zb_bench_reducescatter;
 extern const zb_bench zb_bench_allreduce;
 extern const zb_bench zb_bench_gemm;
+extern const zb_bench zb_bench_step;
 
 #ifdef __cplusplus
 }

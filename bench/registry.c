@@ -8,6 +8,7 @@ static const zb_bench *const zb_benches[] = {
     &zb_bench_reducescatter,
     &zb_bench_allreduce,
     &zb_bench_gemm,
+    &zb_bench_step,
 };
 
 const zb_bench *zb_bench_find(zb_command cmd) {

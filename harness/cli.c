@@ -70,7 +70,7 @@ static const opt_spec zb_opts[] = {
     {"vocab", 0, OPT_INT, F(vocab), 2, 1 << 24, CMD_STEP, "override the vocabulary size"},
     {"seq", 0, OPT_INT, F(seq), 1, 1 << 22, CMD_STEP, "override the sequence length"},
     {"batch", 0, OPT_INT, F(batch), 1, 1 << 20, CMD_STEP, "override the micro-batch per rank"},
-    {"lr", 0, OPT_REAL, F(lr), 1e-9, 10, CMD_STEP, "AdamW learning rate"},
+    {"lr", 0, OPT_REAL, F(lr), 1e-12, 1e30, CMD_STEP, "AdamW learning rate (any positive number)"},
     {"seed", 0, OPT_INT, F(seed), 0, 9e15, CMD_STEP, "seed of the initialization and the data"},
     {"flops", 0, OPT_CHOICE, F(flops_causal), 0, 0, CMD_STEP,
      "attention FLOPs convention for MFU: full (torchtitan, PaLM) or causal (Megatron)", "full|causal"},

@@ -10,6 +10,7 @@
  * MPI_Op that adds in fp32 and rounds to nearest even. */
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,10 @@ static zb_status coll_run(void *arg) {
                            rank, zb_coll_name(op->kind), op->label, op->unit,
                            c->base.cfg.timeout_s);
         }
+        /* Give the core to a runnable compute thread between polls: when
+         * ranks outnumber cores, a spinning poll would starve the very
+         * compute it is meant to overlap. Free when nothing else waits. */
+        if (!done) sched_yield();
     }
     size_t e = zb_dtype_size(op->dtype);
     if (op->kind == ZB_COLL_REDUCESCATTER &&

@@ -151,9 +151,11 @@ static void print_header(const zb_bench_ctx *ctx) {
     fprintf(ctx->out, "# backend cpu, comm mpi: %s\n", layout);
     fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
-    fprintf(ctx->out, "# dtype %s, iters %lld, warmup %lld, check %d, average %d, timeout %g s\n",
-            zb_dtype_name(cfg->dtype), (long long)cfg->iters, (long long)cfg->warmup_iters, cfg->check,
-            (int)cfg->average, cfg->timeout_s);
+    if (cfg->command != ZB_CMD_STEP) {
+        fprintf(ctx->out, "# dtype %s, iters %lld, warmup %lld, check %d, average %d, timeout %g s\n",
+                zb_dtype_name(cfg->dtype), (long long)cfg->iters, (long long)cfg->warmup_iters, cfg->check,
+                (int)cfg->average, cfg->timeout_s);
+    }
     fprintf(ctx->out, "# malloc-keep %s\n", cfg->malloc_keep
             ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
     for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
@@ -208,7 +210,8 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     }
     ctx.out = ctx.topo.rank == 0 ? stdout : NULL;
     zb_trace trace;
-    zb_trace_init(&trace, ctx.topo.rank, cfg->trace_path[0] != '\0');
+    /* The step benchmark measures overlap from the trace, so it always traces. */
+    zb_trace_init(&trace, ctx.topo.rank, cfg->trace_path[0] != '\0' || cfg->command == ZB_CMD_STEP);
     ctx.report = zb_report_new();
     st = setup_backends(&ctx, &trace);
     if (st == ZB_OK) {
@@ -217,17 +220,24 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config);
         json_decref(config);
     }
-    if (st == ZB_OK && cfg->command == ZB_CMD_GEMM) set_peak(&ctx);
+    if (st == ZB_OK && (cfg->command == ZB_CMD_GEMM || cfg->command == ZB_CMD_STEP)) set_peak(&ctx);
     if (st == ZB_OK) print_header(&ctx);
     if (st == ZB_OK) st = zb_bench_find(cfg->command)->run(&ctx);
     if (st == ZB_OK) st = write_outputs(&ctx, &trace);
-    if (st != ZB_OK && st != ZB_ERR_INVALID) {
+    /* Bad input and a non-finite loss are found alike on every rank: end
+     * normally. Anything else may have left ranks inside a collective. */
+    bool agreed = st == ZB_ERR_INVALID || st == ZB_ERR_WRONG;
+    if (st != ZB_OK && !agreed) {
         /* Other ranks may be inside a collective: end them all. */
         fprintf(stderr, "zerobench: %s\n", zb_error_message());
         fflush(stdout);
         zb_mpi_abort(1);
     }
     int code = st == ZB_ERR_INVALID ? fail_input() : 0;
+    if (st == ZB_ERR_WRONG) {
+        if (ctx.out) fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        code = 1;
+    }
     if (st == ZB_OK && ctx.wrong > 0) {
         if (ctx.out) fprintf(stderr, "zerobench: %lld wrong element(s)\n", (long long)ctx.wrong);
         code = 1;
@@ -247,13 +257,6 @@ int main(int argc, char **argv) {
         zb_cli_usage(cfg.command, usage, sizeof usage);
         fputs(usage, stdout);
         return 0;
-    }
-    if (cfg.command == ZB_CMD_STEP) {
-        if (is_first_rank()) {
-            fprintf(stderr, "zerobench: the ZeRO-3 step benchmark (zerobench step) is not built yet; "
-                            "available: allgather, reducescatter, allreduce, gemm (see --help)\n");
-        }
-        return 2;
     }
     zb_hw_profile hw;
     if (validate_inputs(&cfg, &hw) != ZB_OK) return fail_input();

@@ -108,6 +108,13 @@ static zb_status compute_backward(zb_engine *e, int use) {
     if (!zb_engine_full_grads(e->cfg.stage)) {
         ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gslot_free[j % e->n_gslots]));
     }
+    size_t numel = e->layouts[u].numel;
+    if (!zb_engine_full_grads(e->cfg.stage) && e->padded[u] > numel) {
+        /* Backward writes the unit's own elements only; clear the padding
+         * a larger unit left in this ring slot, so the shard is clean. */
+        zb_kcall kc = {e->cs, "zero_padding", u};
+        ZB_TRY(e->k->fill(&kc, grad_target(e, j, u) + numel, 0.0f, e->padded[u] - numel));
+    }
     zb_unit_ctx c = unit_ctx(e);
     const float *dx_out = j == 0 ? NULL : e->dx[(j - 1) % 2];
     float *dx_in = u == 0 ? NULL : e->dx[j % 2];

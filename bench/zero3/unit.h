@@ -57,7 +57,11 @@
  *     x_out must not equal x_in.
  * After a unit's forward, its gathered params are needed again only by its
  * backward; after its backward, its params, acts, its x_in (the previous
- * unit's out) and dx_out are dead. */
+ * unit's out) and dx_out are dead.
+ *
+ * Trace: every op carries the unit; labels read "fwd.<op>" (forward),
+ * "re.<op>" (backward's recomputation), "bwd.<op>", "bwd.dw.<weight>" and
+ * "bwd.dx.<weight>" (backward). */
 #ifndef ZB_ZERO3_UNIT_H
 #define ZB_ZERO3_UNIT_H
 

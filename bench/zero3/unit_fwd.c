@@ -102,37 +102,42 @@ zb_status zb_unit_layer_forward(const zb_unit_ctx *c, int unit, const float *par
     const float *w[ZB_UNIT_MAX_TENSORS];
     zb_unit_tensors(m, unit, params, w);
     zb_kcall kc;
+    /* forward ops read "fwd.<op>"; backward's recomputation "re.<op>" */
+    const char *phase = x_out ? "fwd" : "re";
+    char label[ZB_LABEL_MAX];
+#define L(name) (snprintf(label, sizeof label, "%s." name, phase), label)
 
-    kc = zb_unit_kcall(c, unit, "fwd.attn_norm");
+    kc = zb_unit_kcall(c, unit, L("attn_norm"));
     ZB_TRY(K->rmsnorm_fwd(&kc, s->xn1, s->rstd1, x_in, w[ZB_LAYER_ATTN_NORM], N, C, eps));
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.wq", false, true, N, HD, C, s->xn1, w[ZB_LAYER_WQ], s->q, 0));
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.wk", false, true, N, KD, C, s->xn1, w[ZB_LAYER_WK], s->k, 0));
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.wv", false, true, N, KD, C, s->xn1, w[ZB_LAYER_WV], s->v, 0));
-    kc = zb_unit_kcall(c, unit, "fwd.rope_q");
+    ZB_TRY(zb_unit_gemm(c, unit, L("wq"), false, true, N, HD, C, s->xn1, w[ZB_LAYER_WQ], s->q, 0));
+    ZB_TRY(zb_unit_gemm(c, unit, L("wk"), false, true, N, KD, C, s->xn1, w[ZB_LAYER_WK], s->k, 0));
+    ZB_TRY(zb_unit_gemm(c, unit, L("wv"), false, true, N, KD, C, s->xn1, w[ZB_LAYER_WV], s->v, 0));
+    kc = zb_unit_kcall(c, unit, L("rope_q"));
     ZB_TRY(K->rope_fwd(&kc, s->q, s->q, B, T, H, D, theta));
-    kc = zb_unit_kcall(c, unit, "fwd.rope_k");
+    kc = zb_unit_kcall(c, unit, L("rope_k"));
     ZB_TRY(K->rope_fwd(&kc, s->k, s->k, B, T, KVH, D, theta));
-    kc = zb_unit_kcall(c, unit, "fwd.attention");
+    kc = zb_unit_kcall(c, unit, L("attention"));
     ZB_TRY(K->attention_fwd(&kc, s->att, s->probs, s->q, s->k, s->v, B, T, H, KVH, D));
     /* h = x_in + att wo^T */
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.wo", false, true, N, C, HD, s->att, w[ZB_LAYER_WO], s->h, 0));
-    kc = zb_unit_kcall(c, unit, "fwd.residual_attn");
+    ZB_TRY(zb_unit_gemm(c, unit, L("wo"), false, true, N, C, HD, s->att, w[ZB_LAYER_WO], s->h, 0));
+    kc = zb_unit_kcall(c, unit, L("residual_attn"));
     ZB_TRY(K->residual_fwd(&kc, s->h, s->h, x_in, NC));
-    kc = zb_unit_kcall(c, unit, "fwd.ffn_norm");
+    kc = zb_unit_kcall(c, unit, L("ffn_norm"));
     ZB_TRY(K->rmsnorm_fwd(&kc, s->xn2, s->rstd2, s->h, w[ZB_LAYER_FFN_NORM], N, C, eps));
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.w_gate", false, true, N, F, C, s->xn2, w[ZB_LAYER_W_GATE],
+    ZB_TRY(zb_unit_gemm(c, unit, L("w_gate"), false, true, N, F, C, s->xn2, w[ZB_LAYER_W_GATE],
                         s->gate, 0));
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.w_up", false, true, N, F, C, s->xn2, w[ZB_LAYER_W_UP],
+    ZB_TRY(zb_unit_gemm(c, unit, L("w_up"), false, true, N, F, C, s->xn2, w[ZB_LAYER_W_UP],
                         s->up, 0));
-    kc = zb_unit_kcall(c, unit, "fwd.swiglu");
+    kc = zb_unit_kcall(c, unit, L("swiglu"));
     ZB_TRY(K->swiglu_fwd(&kc, s->act, s->gate, s->up, NF));
     if (!x_out) return ZB_OK; /* recomputation stops here */
     /* x_out = h + act w_down^T */
-    ZB_TRY(zb_unit_gemm(c, unit, "fwd.w_down", false, true, N, C, F, s->act, w[ZB_LAYER_W_DOWN],
+    ZB_TRY(zb_unit_gemm(c, unit, L("w_down"), false, true, N, C, F, s->act, w[ZB_LAYER_W_DOWN],
                         x_out, 0));
-    kc = zb_unit_kcall(c, unit, "fwd.residual_ffn");
+    kc = zb_unit_kcall(c, unit, L("residual_ffn"));
     return K->residual_fwd(&kc, x_out, x_out, s->h, NC);
 }
+#undef L
 
 static zb_status head_forward(const zb_unit_ctx *c, int unit, const float *params,
                               const float *x_in, zb_unit_acts *a) {

@@ -298,6 +298,12 @@ static void test_flops_and_memory(void) {
             if (pass == 0) issue_forward(&r);
             else issue_backward(&r, 1.0f);
             ZB_CHECK_OK(r.dev->ops->stream_sync(r.s));
+            int n_re = 0;
+            for (size_t i = 0; i < r.trace.n_records; i++) {
+                n_re += !strncmp(r.trace.records[i].label, "re.", 3);
+            }
+            /* recomputation: 13 ops per layer (all but w_down and its residual) */
+            ZB_CHECK_MSG(n_re == (pass == 1 && !keep ? 13 * c.layers : 0), "%d re.* ops", n_re);
             for (int u = 0; u < r.U; u++) {
                 double got = 0.0;
                 for (size_t i = 0; i < r.trace.n_records; i++) {

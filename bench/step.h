@@ -1,0 +1,56 @@
+/* The step benchmark's pieces: step.c plans the runs (one per ZeRO stage and
+ * schedule) and checks the model fits, step_run.c runs one and measures it
+ * from the trace, step_report.c prints the comparison and writes JSON. */
+#ifndef ZB_STEP_H
+#define ZB_STEP_H
+
+#include "bench.h"
+#include "engine.h"
+#include "flops.h"
+#include "overlap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What one (stage, mode) run measured; times in ms, medians over the
+ * measured steps (and ranks, for per-rank trace metrics). */
+typedef struct zb_step_stats {
+    int stage;
+    zb_step_mode mode;
+    int steps;
+    double step_ms, step_min_ms, step_max_ms; /* per step: max over ranks */
+    double tokens_per_s;
+    double mfu_pct, hfu_pct;
+    double overlap_pct, overlap_min_pct;      /* NaN when no comm was traced */
+    double exposed_comm_ms, compute_ms, comm_ms;
+    double hidden_pct, compute_slowdown_pct;  /* prefetch vs sync; NaN otherwise */
+    size_t peak_bytes, peak_tag_bytes[ZB_MEM_TAG_COUNT];
+    size_t expected_tag_bytes[ZB_MEM_TAG_COUNT];
+    uint64_t comm_bytes_per_step, comm_bytes_formula;
+    size_t dropped_records;
+    float loss_first, loss_last;
+} zb_step_stats;
+
+typedef struct zb_step_plan {
+    zb_engine_cfg engine;
+    const char *model_name;
+    double tokens_global;    /* per step, all ranks */
+    zb_flops_breakdown flops; /* per token */
+    zb_flops_convention convention;
+} zb_step_plan;
+
+/* Runs warm-up and measured steps of one configuration (collective). */
+zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);
+
+/* Fills hidden_pct and compute_slowdown_pct of a prefetch run from the sync
+ * run of the same stage (DESIGN.md §4). */
+void zb_step_compare(const zb_step_stats *sync, zb_step_stats *prefetch);
+
+void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs);
+void zb_step_add_json(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

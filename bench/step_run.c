@@ -1,0 +1,141 @@
+/* One (stage, schedule) run of the step benchmark and its measurement.
+ *
+ * Step time is host time around issuing a step until both streams are done,
+ * the maximum over ranks, median over the measured steps (DESIGN.md §4).
+ * Overlap, exposed comm, compute and comm time come from the trace records
+ * each step left on each rank (the comm stream's records are comm), medians
+ * over steps and ranks. A NaN or infinite loss stops the run. */
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "step.h"
+
+typedef struct per_step {
+    double *step_ms;                   /* [steps], max over ranks */
+    double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
+} per_step;
+
+static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r,
+                               zb_overlap *ov) {
+    zb_trace *t = ctx->dev->cfg.trace;
+    size_t n = t->n_records - first_record;
+    return zb_overlap_compute(t->records + first_record, n, ctx->comm_stream->id, r->start_ns,
+                              r->end_ns + 1, ov);
+}
+
+/* Medians over all ranks' values of a per-step array (collective). */
+static double median_over_ranks(const zb_bench_ctx *ctx, const double *mine, int steps, double *min_out) {
+    int n = ctx->topo.n_ranks;
+    double *all = (double *)malloc(sizeof(double) * (size_t)steps * (size_t)n);
+    if (!all) return NAN;
+    MPI_Allgather(mine, steps, MPI_DOUBLE, all, steps, MPI_DOUBLE, MPI_COMM_WORLD);
+    if (min_out) *min_out = zb_min(all, (size_t)steps * (size_t)n);
+    double med = zb_median(all, (size_t)steps * (size_t)n);
+    free(all);
+    return med;
+}
+
+static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, int s, int total, float loss,
+                     double ms, bool warmup) {
+    if (ctx->topo.rank != 0) return;
+    fprintf(stderr, "step %3d/%d  stage %d %-8s loss %.4f  time %9.3f ms%s\n", s + 1, total,
+            plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch", (double)loss, ms,
+            warmup ? "  (warm-up)" : "");
+}
+
+static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, per_step *ps,
+                           zb_step_stats *out) {
+    const zb_config *cfg = ctx->cfg;
+    int warm = (int)cfg->warmup_steps, total = warm + (int)cfg->steps;
+    for (int s = 0; s < total; s++) {
+        size_t first = ctx->dev->cfg.trace->n_records;
+        zb_step_result r;
+        ZB_TRY(zb_engine_step(e, s, &r));
+        float loss = 0;
+        MPI_Allreduce(&r.loss, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        loss /= (float)ctx->topo.n_ranks;
+        double local_ms = (double)(r.end_ns - r.start_ns) / 1e6, ms = 0;
+        MPI_Allreduce(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        progress(ctx, plan, s, total, loss, ms, s < warm);
+        if (!isfinite(loss)) {
+            return ZB_FAIL(ZB_ERR_WRONG, "the loss is %g at step %d (stage %d, %s): stopping", (double)loss,
+                           s + 1, plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch");
+        }
+        if (s == 0) out->loss_first = loss;
+        out->loss_last = loss;
+        if (s < warm) continue;
+        int m = s - warm;
+        zb_overlap ov;
+        ZB_TRY(measure_trace(ctx, first, &r, &ov));
+        ps->step_ms[m] = ms;
+        ps->overlap[m] = ov.overlap_pct;
+        ps->exposed[m] = (double)ov.exposed_comm_ns / 1e6;
+        ps->compute[m] = (double)ov.compute_ns / 1e6;
+        ps->comm[m] = (double)ov.comm_ns / 1e6;
+        out->comm_bytes_per_step = r.sent_bytes;
+    }
+    return ZB_OK;
+}
+
+static void summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
+    int steps = (int)ctx->cfg->steps, n = ctx->topo.n_ranks;
+    out->steps = steps;
+    out->step_min_ms = zb_min(ps->step_ms, (size_t)steps);
+    out->step_max_ms = zb_max(ps->step_ms, (size_t)steps);
+    out->step_ms = zb_median(ps->step_ms, (size_t)steps);
+    double t = out->step_ms / 1e3;
+    out->tokens_per_s = plan->tokens_global / t;
+    out->mfu_pct = zb_mfu_pct(plan->flops.model_flops, plan->tokens_global, t, n, ctx->peak_flops);
+    out->hfu_pct = zb_mfu_pct(plan->flops.hardware_flops, plan->tokens_global, t, n, ctx->peak_flops);
+    out->overlap_pct = median_over_ranks(ctx, ps->overlap, steps, &out->overlap_min_pct);
+    out->exposed_comm_ms = median_over_ranks(ctx, ps->exposed, steps, NULL);
+    out->compute_ms = median_over_ranks(ctx, ps->compute, steps, NULL);
+    out->comm_ms = median_over_ranks(ctx, ps->comm, steps, NULL);
+    out->hidden_pct = NAN;
+    out->compute_slowdown_pct = NAN;
+}
+
+zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out) {
+    memset(out, 0, sizeof *out);
+    out->stage = plan->engine.stage;
+    out->mode = plan->engine.mode;
+    int steps = (int)ctx->cfg->steps;
+    per_step ps;
+    double *block = (double *)calloc(5 * (size_t)steps, sizeof(double));
+    if (!block) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
+    ps.step_ms = block;
+    ps.overlap = block + steps;
+    ps.exposed = block + 2 * steps;
+    ps.compute = block + 3 * steps;
+    ps.comm = block + 4 * steps;
+    size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
+    ctx->dev->ops->mem_reset_peak(ctx->dev);
+    zb_engine *e = NULL;
+    zb_status st = zb_engine_create(&plan->engine, ctx->dev, ctx->comm, ctx->compute, ctx->comm_stream, &e);
+    if (st == ZB_OK) st = run_steps(ctx, plan, e, &ps, out);
+    if (st == ZB_OK) {
+        zb_mem_stats mem;
+        ctx->dev->ops->mem_stats(ctx->dev, &mem);
+        out->peak_bytes = mem.peak_total_bytes;
+        memcpy(out->peak_tag_bytes, mem.peak_bytes, sizeof out->peak_tag_bytes);
+        zb_engine_expected_peaks(e, out->expected_tag_bytes);
+        out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
+        out->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
+        summarize(ctx, plan, &ps, out);
+    }
+    zb_engine_destroy(e);
+    free(block);
+    return st;
+}
+
+void zb_step_compare(const zb_step_stats *sync, zb_step_stats *prefetch) {
+    double saved = sync->step_ms - prefetch->step_ms;
+    double hidden = sync->exposed_comm_ms > 0 ? 100.0 * saved / sync->exposed_comm_ms : NAN;
+    if (hidden < 0) hidden = 0;
+    if (hidden > 100) hidden = 100;
+    prefetch->hidden_pct = hidden;
+    prefetch->compute_slowdown_pct =
+        sync->compute_ms > 0 ? 100.0 * (prefetch->compute_ms / sync->compute_ms - 1.0) : NAN;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The step benchmark end to end on 2 ranks: --mode both prints the side-by-side
+# table and writes one JSON run per schedule with every DESIGN.md metric;
+# sync and prefetch train identically (same losses); sync shows no overlap;
+# counted comm bytes equal the formula and peak memory equals the ledger;
+# --stage all gives 8 runs; bad shapes, a model too large for memory and a
+# non-finite loss end with the documented exit codes and one-line messages.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
+run() { mpirun --oversubscribe -np 2 "$ZB" "$@"; }
+
+run --mode both --steps 3 --warmup 1 --json "$tmp/both.json" --csv "$tmp/both.csv" >"$tmp/both.out" 2>"$tmp/both.err"
+check [ $? -eq 0 ]
+check grep -q "prefetch" "$tmp/both.out"
+check grep -q "step   4/4" "$tmp/both.err"
+run --stage all --steps 2 --warmup 0 --recompute full --json "$tmp/all.json" >"$tmp/all.out" 2>&1
+check [ $? -eq 0 ]
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+errors = []
+def check(cond, what):
+    if not cond:
+        errors.append(what)
+both = json.load(open(f"{d}/both.json"))["runs"]
+check([r["mode"] for r in both] == ["sync", "prefetch"], "one run per schedule")
+keys = ("step_time_ms", "tokens_per_s", "mfu_pct", "overlap_pct", "exposed_comm_ms", "compute_ms", "comm_ms",
+        "hidden_pct", "compute_slowdown_pct", "peak_mem_bytes", "comm_bytes_per_step", "loss")
+for r in both:
+    m = r["metrics"]
+    check(all(k in m for k in keys), f"metrics keys in {r['mode']}")
+    check(r["bench"] == "step" and r["stage"] == 3 and r["ranks"] == 2, "run identity")
+    check(m["comm_bytes_per_step"] == m["comm_bytes_formula"], f"comm bytes = formula ({r['mode']})")
+    check(m["peak_mem_by_tag_bytes"]["param_shard"] == m["ledger_by_tag_bytes"]["param_shard"], "param ledger")
+    check(m["step_time_ms"] > 0 and m["tokens_per_s"] > 0 and m["mfu_pct"] > 0, "positive times")
+sync, pre = both[0]["metrics"], both[1]["metrics"]
+check(sync["overlap_pct"] == 0.0, f"sync overlap is {sync['overlap_pct']}")
+check(sync["loss"] == pre["loss"] and sync["loss_first"] == pre["loss_first"], "identical losses")
+check(pre["hidden_pct"] is not None and 0 <= pre["hidden_pct"] <= 100, "hidden_pct in [0, 100]")
+check(sync["hidden_pct"] is None, "no hidden_pct for sync")
+check(pre["peak_mem_bytes"] > sync["peak_mem_bytes"], "prefetch keeps extra gathered buffers")
+runs = json.load(open(f"{d}/all.json"))["runs"]
+check([(r["stage"], r["mode"]) for r in runs] == [(s, m) for s in range(4) for m in ("sync", "prefetch")], "8 runs")
+by = {(r["stage"], r["mode"]): r["metrics"] for r in runs}
+check(by[(0, "sync")]["comm_bytes_per_step"] < by[(3, "sync")]["comm_bytes_per_step"], "DDP sends less than ZeRO-3")
+check(by[(3, "sync")]["peak_mem_by_tag_bytes"]["param_shard"] * 2 == by[(0, "sync")]["peak_mem_by_tag_bytes"]["param_shard"], "stage 3 halves params on 2 ranks")
+check(all(r["recompute"] == "full" and r["metrics"]["hfu_pct"] > r["metrics"]["mfu_pct"] for r in runs), "HFU > MFU with recompute")
+for e in errors:
+    print("FAIL:", e)
+sys.exit(1 if errors else 0)
+PY
+
+expect_exit() { # code, pattern, args...
+  local code=$1 pattern=$2; shift 2
+  run "$@" >"$tmp/bad.out" 2>"$tmp/bad.err"
+  local rc=$?
+  if [ $rc -ne "$code" ] || ! grep -q -- "$pattern" "$tmp/bad.err"; then
+    echo "FAIL: '$*' exited $rc (want $code), stderr:"; cat "$tmp/bad.err"; fail=1
+  fi
+}
+expect_exit 2 "heads" --heads 5 --kv-heads 2 --steps 1
+expect_exit 2 "head_dim" --head-dim 7 --steps 1
+expect_exit 2 "needs" --model llama3_405b --steps 1
+expect_exit 2 "--batch" --batch 0
+expect_exit 2 "--stage" --stage 4
+expect_exit 1 "loss is .* at step" --lr 1e30 --steps 5 --warmup 0
+[ $fail -eq 0 ] && echo "test_step: passed" || exit 1
