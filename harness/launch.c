@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,29 @@ static zb_status zb_launch_check_opts(const zb_launch_opts *o, int self_argc, ch
     return ZB_OK;
 }
 
-/* MPIRUN -np N*G --map-by ppr:G:node [--hostfile FILE] SELF ARGS... */
+extern char **environ;
+
+/* Open MPI starts remote ranks with its own environment: forward the
+ * variables that change what is measured (every NCCL_*, and ZB_PROFILES)
+ * with -x, in environment order. Local ranks inherit them anyway. */
+static void zb_launch_forward_env(zb_argv_builder *b) {
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        const char *eq = strchr(*e, '=');
+        if (eq == NULL) continue;
+        size_t len = (size_t)(eq - *e);
+        bool nccl = len > 5 && strncmp(*e, "NCCL_", 5) == 0;
+        bool profiles = len == 11 && strncmp(*e, "ZB_PROFILES", 11) == 0;
+        if (!nccl && !profiles) continue;
+        char name[256];
+        if (len >= sizeof name) continue;
+        memcpy(name, *e, len);
+        name[len] = '\0';
+        zb_argv_push(b, "-x");
+        zb_argv_push(b, name);
+    }
+}
+
+/* MPIRUN -np N*G --map-by ppr:G:node [--hostfile FILE] [-x VAR]... SELF ARGS... */
 static void zb_launch_plain(zb_argv_builder *b, const zb_launch_opts *o, int per_node, const char *self,
                             int argc, char *const *argv) {
     char map[48];
@@ -148,6 +171,7 @@ static void zb_launch_plain(zb_argv_builder *b, const zb_launch_opts *o, int per
         zb_argv_push(b, "--hostfile");
         zb_argv_push(b, o->hostfile);
     }
+    zb_launch_forward_env(b);
     zb_argv_push_self(b, self, argc, argv);
 }
 

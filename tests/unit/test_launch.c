@@ -225,7 +225,43 @@ static void test_check(void) {
     ZB_CHECK_MSG(strcmp(line, "4 ranks on 2 node(s) (2 per node)") == 0, "describe: %s", line);
 }
 
+extern char **environ;
+
+/* NCCL_* and ZB_PROFILES reach remote ranks through -x, before the program. */
+static void test_forward_env(void) {
+    setenv("NCCL_ALGO", "Ring", 1);
+    setenv("ZB_PROFILES", "/opt/profiles", 1);
+    zb_launch_opts o = {2, 4, NULL, false, "mpirun"};
+    char *self_argv[] = {"zerobench", "allgather"};
+    char **argv = NULL;
+    ZB_CHECK_OK(zb_launch_build_argv(&o, 2, self_argv, &argv));
+    int nccl = -1, profiles = -1, self = -1;
+    for (int i = 0; argv && argv[i]; i++) {
+        if (i > 0 && !strcmp(argv[i - 1], "-x") && !strcmp(argv[i], "NCCL_ALGO")) nccl = i;
+        if (i > 0 && !strcmp(argv[i - 1], "-x") && !strcmp(argv[i], "ZB_PROFILES")) profiles = i;
+        if (!strcmp(argv[i], "allgather")) self = i;
+    }
+    ZB_CHECK(nccl > 0 && profiles > 0 && self > nccl && self > profiles);
+    zb_launch_argv_free(argv);
+    unsetenv("NCCL_ALGO");
+    unsetenv("ZB_PROFILES");
+}
+
 int main(void) {
+    /* Exact argv checks below assume no forwarded variables (-x) are set. */
+    unsetenv("ZB_PROFILES");
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "NCCL_", 5) == 0) {
+            char name[256];
+            size_t len = strcspn(*e, "=");
+            if (len < sizeof name) {
+                memcpy(name, *e, len);
+                name[len] = '\0';
+                unsetenv(name);
+                e = environ - 1; /* environ changed: start over */
+            }
+        }
+    }
     if (zb_launch_self_exe(NULL, g_self, sizeof g_self) != ZB_OK || g_self[0] != '/') {
         fprintf(stderr, "cannot resolve /proc/self/exe: %s\n", zb_error_message());
         return 1;
@@ -239,5 +275,6 @@ int main(void) {
     test_run();
     test_node_id_parse();
     test_check();
+    test_forward_env();
     return zb_test_finish("test_launch");
 }
