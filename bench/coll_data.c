@@ -9,13 +9,11 @@
 
 #include "bf16.h"
 #include "coll_bench.h"
+#include "rng.h"
 
 static float seeded_value(uint64_t seed, int rank, size_t j) {
-    uint64_t h = seed ^ ((uint64_t)(rank + 1) * 0xC2B2AE3D27D4EB4FULL) ^
-                 ((uint64_t)(j + 1) * 0x9E3779B97F4A7C15ULL);
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 29;
+    uint64_t h = zb_mix64(seed ^ ((uint64_t)(rank + 1) * 0xC2B2AE3D27D4EB4FULL) ^
+                          ((uint64_t)(j + 1) * ZB_GOLDEN_GAMMA));
     return (float)((int)(h % 5u) - 2);
 }
 

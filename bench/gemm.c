@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "metrics.h"
+#include "rng.h"
 #include "table.h"
 
 #define GEMM_SAMPLES 64
@@ -65,15 +66,8 @@ static int collect_shapes(const zb_bench_ctx *ctx, gemm_shape *out, int cap, zb_
     return n;
 }
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 static void fill_uniform(float *x, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)((double)(splitmix(&seed) >> 11) * 0x1.0p-52 - 1.0);
+    for (size_t i = 0; i < n; i++) x[i] = (float)zb_uniform_pm1(zb_splitmix_next(&seed));
 }
 
 static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b) {
@@ -102,8 +96,8 @@ static int64_t check_sampled(const gemm_shape *s, const gemm_bufs *b, uint64_t s
     int64_t wrong = 0;
     double tol = 16.0 * sqrt((double)s->k) * 0x1.0p-24;
     for (int i = 0; i < GEMM_SAMPLES; i++) {
-        int64_t r = (int64_t)(splitmix(&seed) % (uint64_t)s->m);
-        int64_t c = (int64_t)(splitmix(&seed) % (uint64_t)s->n);
+        int64_t r = (int64_t)(zb_splitmix_next(&seed) % (uint64_t)s->m);
+        int64_t c = (int64_t)(zb_splitmix_next(&seed) % (uint64_t)s->n);
         double ref = 0.0, mag = 0.0;
         for (int64_t k = 0; k < s->k; k++) {
             double av = b->a[r * s->k + k];

@@ -1,16 +1,11 @@
 /* Synthetic token stream (data.h): tokens, targets [T] per sample. */
+#include "rng.h"
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "data.h"
 
-static uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
-#define ZB_GOLDEN 0x9e3779b97f4a7c15ull
 #define ZB_SUCC_DOMAIN 0x5a42737563636573ull /* "ZBsucces" */
 #define ZB_DATA_DOMAIN 0x5a42646174612e2eull /* "ZBdata.." */
 
@@ -21,16 +16,16 @@ static int32_t pick(uint32_t bits, int V) {
 }
 
 int32_t zb_data_successor(uint64_t seed, int32_t cur, int V) {
-    uint64_t h = mix64(mix64(seed ^ ZB_SUCC_DOMAIN) + ((uint64_t)cur + 1u) * ZB_GOLDEN);
+    uint64_t h = zb_mix64(zb_mix64(seed ^ ZB_SUCC_DOMAIN) + ((uint64_t)cur + 1u) * ZB_GOLDEN_GAMMA);
     return pick((uint32_t)(h >> 32), V);
 }
 
 void zb_data_sample(uint64_t seed, uint64_t sample_index, int T, int V, int32_t *tokens,
                     int32_t *targets) {
-    uint64_t key = mix64(mix64(seed ^ ZB_DATA_DOMAIN) + sample_index * ZB_GOLDEN);
+    uint64_t key = zb_mix64(zb_mix64(seed ^ ZB_DATA_DOMAIN) + sample_index * ZB_GOLDEN_GAMMA);
     int32_t cur = 0;
     for (int t = 0; t <= T; t++) {
-        uint64_t h = mix64(key + ((uint64_t)t + 1u) * ZB_GOLDEN);
+        uint64_t h = zb_mix64(key + ((uint64_t)t + 1u) * ZB_GOLDEN_GAMMA);
         uint32_t coin = (uint32_t)(h >> 32), uni = (uint32_t)h;
         /* position 0 is uniform; later ones follow succ 90% of the time */
         bool follow = t > 0 && (double)coin < 0.9 * 4294967296.0;

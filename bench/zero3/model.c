@@ -1,6 +1,7 @@
 /* The model's configuration, parameter-unit layout and seeded init
  * (model.h). Shapes: L layers, C dim, H heads, KVH kv heads, D head dim,
  * F ffn dim, V vocab; linear weights [out, in]. */
+#include "rng.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -159,21 +160,14 @@ bool zb_model_decays(const zb_unit_layout *layout, size_t i) {
 
 /* ---- seeded init ----------------------------------------------------------- */
 
-/* splitmix64's output function. */
-static uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
-#define ZB_GOLDEN 0x9e3779b97f4a7c15ull
 #define ZB_INIT_DOMAIN 0x5a45524f33696e69ull /* "ZERO3ini" */
 
 /* A standard normal from element i of the stream keyed by (seed, unit):
  * splitmix64 indexed at i, the 64 bits split into two uniforms in (0, 1),
  * Box-Muller's cosine branch. */
 static double normal_at(uint64_t key, size_t i) {
-    uint64_t h = mix64(key + ((uint64_t)i + 1u) * ZB_GOLDEN);
+    uint64_t h = zb_mix64(key + ((uint64_t)i + 1u) * ZB_GOLDEN_GAMMA);
     double u1 = ((double)(h >> 32) + 0.5) * (1.0 / 4294967296.0);
     double u2 = ((double)(h & 0xffffffffull) + 0.5) * (1.0 / 4294967296.0);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
@@ -182,7 +176,7 @@ static double normal_at(uint64_t key, size_t i) {
 void zb_model_init_unit(const zb_model_cfg *cfg, int unit, float *dst, size_t begin, size_t end) {
     zb_unit_layout u;
     zb_model_unit_layout(cfg, unit, &u);
-    uint64_t key = mix64(mix64(cfg->seed ^ ZB_INIT_DOMAIN) + (uint64_t)unit * ZB_GOLDEN);
+    uint64_t key = zb_mix64(zb_mix64(cfg->seed ^ ZB_INIT_DOMAIN) + (uint64_t)unit * ZB_GOLDEN_GAMMA);
     size_t i = begin;
     for (int t = 0; t < u.n_tensors && i < end; t++) {
         const zb_tensor_layout *tl = &u.tensors[t];
