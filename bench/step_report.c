@@ -54,7 +54,8 @@ static void print_main_table(FILE *f, const zb_step_plan *plan, const zb_step_st
         else set_num(t, 3, 1, true, delta_pct(runs, n_runs, r));
         zb_table_set(t, 4, "%.0f", r->tokens_per_s);
         set_num(t, 5, 2, false, r->mfu_pct);
-        set_num(t, 6, 2, false, plan->engine.recompute ? r->hfu_pct : NAN);
+        if (plan->engine.recompute) set_num(t, 6, 2, false, r->hfu_pct);
+        else zb_table_set(t, 6, "-"); /* no recomputation: HFU = MFU */
         set_num(t, 7, 1, false, r->overlap_pct);
         zb_table_set(t, 8, "%.3f", r->exposed_comm_ms);
         zb_table_set(t, 9, "%.3f", r->compute_ms);
