@@ -7,6 +7,7 @@
  * ranks as -a says. The check runs afterwards on freshly seeded data, never
  * inside the timed loop. */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll_bench.h"
@@ -51,25 +52,51 @@ static zb_status timed_loop(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     return ZB_OK;
 }
 
-static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a,
+/* Elements of a rank's input and output buffers for this collective. */
+static size_t input_elems(const zb_coll_def *def, const zb_coll_args *a) {
+    return def->kind == ZB_COLL_REDUCESCATTER ? a->count * (size_t)a->n_ranks : a->count;
+}
+static size_t output_elems(const zb_coll_def *def, const zb_coll_args *a) {
+    return def->kind == ZB_COLL_ALLGATHER ? a->count * (size_t)a->n_ranks : a->count;
+}
+
+/* Seeded input, written on the host and copied to the device buffer: the
+ * same path for host (cpu) and device (cuda) memory. */
+static zb_status load_input(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a, void *host) {
+    zb_coll_args h = *a;
+    h.send = host;
+    zb_coll_init_input(def, &h);
+    zb_op_info info = {ZB_OP_COPY, "load_input", -1, 0, 0};
+    size_t bytes = input_elems(def, a) * zb_dtype_size(a->dtype);
+    ZB_TRY(ctx->dev->ops->memcpy_async(ctx->comm_stream, a->send, host, bytes, &info));
+    return ctx->dev->ops->stream_sync(ctx->comm_stream);
+}
+
+static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a, void *host,
                             int64_t *wrong) {
-    zb_coll_init_input(def, a);
+    ZB_TRY(load_input(ctx, def, a, host));
     ZB_TRY(issue(ctx, def, a));
+    zb_op_info info = {ZB_OP_COPY, "read_output", -1, 0, 0};
+    size_t bytes = output_elems(def, a) * zb_dtype_size(a->dtype);
+    ZB_TRY(ctx->dev->ops->memcpy_async(ctx->comm_stream, host, a->recv, bytes, &info));
     ZB_TRY(ctx->dev->ops->stream_sync(ctx->comm_stream));
-    *wrong = zb_bench_sum(zb_coll_count_wrong(def, a));
+    zb_coll_args h = *a;
+    h.recv = host;
+    *wrong = zb_bench_sum(zb_coll_count_wrong(def, &h));
     return ZB_OK;
 }
 
-static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, coll_row *row) {
+static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, void *host,
+                         coll_row *row) {
     size_t e = zb_dtype_size(a->dtype);
-    zb_coll_init_input(def, a);
+    ZB_TRY(load_input(ctx, def, a, host));
     double local = 0.0;
     ZB_TRY(timed_loop(ctx, def, a, &local));
     row->seconds = zb_bench_reduce_time(ctx, local);
     row->algbw_gbps = zb_algbw_gbps(def->kind, a->count, e, a->n_ranks, row->seconds);
     row->busbw_gbps = zb_busbw_gbps(def->kind, a->count, e, a->n_ranks, row->seconds);
     row->wrong = -1;
-    if (ctx->cfg->check) ZB_TRY(check_once(ctx, def, a, &row->wrong));
+    if (ctx->cfg->check) ZB_TRY(check_once(ctx, def, a, host, &row->wrong));
     return ZB_OK;
 }
 
@@ -137,7 +164,7 @@ static uint64_t next_size(const zb_config *cfg, uint64_t size) {
     return size + cfg->step_bytes;
 }
 
-static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, void *buf_b,
+static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, void *buf_b, void *host,
                        zb_table *t, double *busbw_sum, int *n_rows) {
     const zb_config *cfg = ctx->cfg;
     size_t e = zb_dtype_size(cfg->dtype);
@@ -154,7 +181,7 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             x->in_place = ip == 1;
             x->seed = ZB_COLL_SEED + size;
             def->place(x, buf_a, buf_b);
-            ZB_TRY(run_one(ctx, def, x, &rows[ip]));
+            ZB_TRY(run_one(ctx, def, x, host, &rows[ip]));
             *busbw_sum += rows[ip].busbw_gbps;
             ++*n_rows;
             if (rows[ip].wrong > 0) ctx->wrong += rows[ip].wrong;
@@ -189,15 +216,20 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx, const zb_coll_def *def) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct times float only, not -d %s",
                        zb_dtype_name(cfg->dtype));
     }
+    if (cfg->compare_direct && strcmp(ctx->dev->ops->name, "cpu") != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct calls MPI on host buffers: --backend cpu only");
+    }
     void *buf_a = NULL, *buf_b = NULL;
     size_t bytes = (size_t)cfg->max_bytes;
-    ZB_TRY(zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_a));
-    zb_status st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_b);
+    void *host = malloc(bytes ? bytes : 1); /* staging for inputs and checks */
+    if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for a %zu-byte staging buffer", bytes);
+    zb_status st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_a);
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_b);
     zb_table *t = st == ZB_OK ? make_table(cfg->compare_direct) : NULL;
     double busbw_sum = 0.0;
     int n_rows = 0;
     if (st == ZB_OK && !t) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
-    if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, t, &busbw_sum, &n_rows);
+    if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, host, t, &busbw_sum, &n_rows);
     if (st == ZB_OK && ctx->out) {
         zb_table_print(t, ctx->out, "#");
         fprintf(ctx->out, "# Out of bounds values : %lld %s\n", (long long)ctx->wrong,
@@ -208,5 +240,6 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx, const zb_coll_def *def) {
     zb_table_free(t);
     zb_dev_free(ctx->dev, buf_b);
     zb_dev_free(ctx->dev, buf_a);
+    free(host);
     return st;
 }

@@ -10,9 +10,11 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "bf16.h"
 #include "metrics.h"
 #include "rng.h"
 #include "table.h"
@@ -26,8 +28,13 @@ typedef struct gemm_shape {
 } gemm_shape;
 
 typedef struct gemm_bufs {
-    float *a, *b, *c;
+    void *a, *b, *c; /* device buffers of the benchmark's dtype */
 } gemm_bufs;
+
+/* Host copies in fp32 (inputs already rounded to the dtype), for the check. */
+typedef struct gemm_host {
+    float *a, *b, *c;
+} gemm_host;
 
 static int collect_shapes(const zb_bench_ctx *ctx, gemm_shape *out, int cap, zb_status *st) {
     const zb_config *cfg = ctx->cfg;
@@ -70,7 +77,7 @@ static void fill_uniform(float *x, size_t n, uint64_t seed) {
     for (size_t i = 0; i < n; i++) x[i] = (float)zb_uniform_pm1(zb_splitmix_next(&seed));
 }
 
-static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b) {
+static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b, zb_dtype dtype) {
     zb_gemm_desc g;
     memset(&g, 0, sizeof g);
     g.trans_b = s->trans_b;
@@ -85,16 +92,18 @@ static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b) {
     g.ldb = s->trans_b ? s->k : s->n;
     g.c = b->c;
     g.ldc = s->n;
-    g.dtype = ZB_DTYPE_F32;
+    g.dtype = dtype;
     return g;
 }
 
 /* Wrong entries among GEMM_SAMPLES sampled ones. The bound 16*sqrt(K)*eps
  * times sum|a*b| covers fp32 blocked summation; one dropped or doubled term
  * (about sum|a*b|/K) is far above it for every K this benchmark runs. */
-static int64_t check_sampled(const gemm_shape *s, const gemm_bufs *b, uint64_t seed) {
+static int64_t check_sampled(const gemm_shape *s, const gemm_host *b, zb_dtype dtype, uint64_t seed) {
     int64_t wrong = 0;
     double tol = 16.0 * sqrt((double)s->k) * 0x1.0p-24;
+    /* A bf16 output adds its own rounding: half an ulp, 2^-9 relative. */
+    double out_tol = dtype == ZB_DTYPE_BF16 ? 0x1.0p-8 : 0.0;
     for (int i = 0; i < GEMM_SAMPLES; i++) {
         int64_t r = (int64_t)(zb_splitmix_next(&seed) % (uint64_t)s->m);
         int64_t c = (int64_t)(zb_splitmix_next(&seed) % (uint64_t)s->n);
@@ -106,7 +115,7 @@ static int64_t check_sampled(const gemm_shape *s, const gemm_bufs *b, uint64_t s
             mag += fabs(av * bv);
         }
         double got = b->c[r * s->n + c];
-        if (!(fabs(got - ref) <= tol * mag + 1e-30)) wrong++;
+        if (!(fabs(got - ref) <= tol * mag + out_tol * fabs(ref) + 1e-30)) wrong++;
     }
     return wrong;
 }
@@ -165,7 +174,7 @@ static void add_json_run(zb_bench_ctx *ctx, const gemm_shape *s, double sec, dou
     json_object_set_new(run, "bench", json_string("gemm"));
     json_object_set_new(run, "name", json_string(s->name));
     json_object_set_new(run, "shape", json_string(shape));
-    json_object_set_new(run, "dtype", json_string("float"));
+    json_object_set_new(run, "dtype", json_string(zb_dtype_name(ctx->cfg->dtype)));
     json_object_set_new(run, "trans_b", json_boolean(s->trans_b));
     json_object_set_new(run, "ranks", json_integer(ctx->topo.n_ranks));
     json_object_set_new(run, "nodes", json_integer(ctx->topo.n_nodes));
@@ -183,30 +192,83 @@ static void add_json_run(zb_bench_ctx *ctx, const gemm_shape *s, double sec, dou
     zb_report_add_run(ctx->report, run);
 }
 
-static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) {
+/* Copies n fp32 host values to device buffer dst as `dtype`, rounding the
+ * host values to what the device holds (so the check uses the same inputs). */
+static zb_status upload(zb_bench_ctx *ctx, void *dst, float *host, size_t n, zb_dtype dtype) {
+    zb_op_info info = {ZB_OP_COPY, "upload", -1, 0, 0};
+    if (dtype == ZB_DTYPE_F32) {
+        ZB_TRY(ctx->dev->ops->memcpy_async(ctx->compute, dst, host, n * sizeof(float), &info));
+        return ctx->dev->ops->stream_sync(ctx->compute);
+    }
+    zb_bf16 *staged = (zb_bf16 *)malloc(n * sizeof(zb_bf16) + 1);
+    if (!staged) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory staging %zu bf16 values", n);
+    for (size_t i = 0; i < n; i++) {
+        staged[i] = zb_f32_to_bf16(host[i]);
+        host[i] = zb_bf16_to_f32(staged[i]);
+    }
+    zb_status st = ctx->dev->ops->memcpy_async(ctx->compute, dst, staged, n * sizeof(zb_bf16), &info);
+    if (st == ZB_OK) st = ctx->dev->ops->stream_sync(ctx->compute);
+    free(staged);
+    return st;
+}
+
+static zb_status download(zb_bench_ctx *ctx, float *host, const void *src, size_t n, zb_dtype dtype) {
+    zb_op_info info = {ZB_OP_COPY, "download", -1, 0, 0};
+    if (dtype == ZB_DTYPE_F32) {
+        ZB_TRY(ctx->dev->ops->memcpy_async(ctx->compute, host, src, n * sizeof(float), &info));
+        return ctx->dev->ops->stream_sync(ctx->compute);
+    }
+    zb_bf16 *staged = (zb_bf16 *)malloc(n * sizeof(zb_bf16) + 1);
+    if (!staged) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory staging %zu bf16 values", n);
+    zb_status st = ctx->dev->ops->memcpy_async(ctx->compute, staged, src, n * sizeof(zb_bf16), &info);
+    if (st == ZB_OK) st = ctx->dev->ops->stream_sync(ctx->compute);
+    for (size_t i = 0; st == ZB_OK && i < n; i++) host[i] = zb_bf16_to_f32(staged[i]);
+    free(staged);
+    return st;
+}
+
+/* Allocates, fills and uploads A and B; times; checks; frees. */
+static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *sec, int64_t *wrong,
+                               double *direct_s) {
     const zb_config *cfg = ctx->cfg;
+    zb_dtype dtype = cfg->dtype;
+    size_t e = zb_dtype_size(dtype);
     size_t na = (size_t)(s->m * s->k), nb = (size_t)(s->k * s->n), nc = (size_t)(s->m * s->n);
     gemm_bufs b = {NULL, NULL, NULL};
-    zb_status st = zb_dev_alloc(ctx->dev, na * 4, ZB_MEM_BENCH_BUFFER, (void **)&b.a);
-    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, nb * 4, ZB_MEM_BENCH_BUFFER, (void **)&b.b);
-    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, nc * 4, ZB_MEM_BENCH_BUFFER, (void **)&b.c);
-    double sec = 0.0, direct_s = 0.0;
-    int64_t wrong = -1;
-    zb_gemm_desc g = desc_of(s, &b);
+    gemm_host h = {(float *)malloc(na * sizeof(float)), (float *)malloc(nb * sizeof(float)),
+                   (float *)malloc(nc * sizeof(float))};
+    zb_status st = (h.a && h.b && h.c) ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for GEMM inputs");
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, na * e, ZB_MEM_BENCH_BUFFER, &b.a);
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, nb * e, ZB_MEM_BENCH_BUFFER, &b.b);
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, nc * e, ZB_MEM_BENCH_BUFFER, &b.c);
+    zb_gemm_desc g = desc_of(s, &b, dtype);
     if (st == ZB_OK) {
-        fill_uniform(b.a, na, 1 + (uint64_t)ctx->topo.rank);
-        fill_uniform(b.b, nb, 1000 + (uint64_t)ctx->topo.rank);
-        st = time_gemm(ctx, &g, &sec);
+        fill_uniform(h.a, na, 1 + (uint64_t)ctx->topo.rank);
+        fill_uniform(h.b, nb, 1000 + (uint64_t)ctx->topo.rank);
+        st = upload(ctx, b.a, h.a, na, dtype);
     }
+    if (st == ZB_OK) st = upload(ctx, b.b, h.b, nb, dtype);
+    if (st == ZB_OK) st = time_gemm(ctx, &g, sec);
+    if (st == ZB_OK && cfg->check) st = download(ctx, h.c, b.c, nc, dtype);
     if (st == ZB_OK) {
-        sec = zb_bench_reduce_time(ctx, sec);
-        if (cfg->check) wrong = zb_bench_sum(check_sampled(s, &b, 77 + (uint64_t)ctx->topo.rank));
-        if (cfg->compare_direct) direct_s = zb_bench_reduce_time(ctx, time_direct(cfg, &g));
+        *sec = zb_bench_reduce_time(ctx, *sec);
+        if (cfg->check) *wrong = zb_bench_sum(check_sampled(s, &h, dtype, 77 + (uint64_t)ctx->topo.rank));
+        if (cfg->compare_direct) *direct_s = zb_bench_reduce_time(ctx, time_direct(cfg, &g));
     }
     zb_dev_free(ctx->dev, b.c);
     zb_dev_free(ctx->dev, b.b);
     zb_dev_free(ctx->dev, b.a);
-    ZB_TRY(st);
+    free(h.a);
+    free(h.b);
+    free(h.c);
+    return st;
+}
+
+static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) {
+    const zb_config *cfg = ctx->cfg;
+    double sec = 0.0, direct_s = 0.0;
+    int64_t wrong = -1;
+    ZB_TRY(measure_shape(ctx, s, &sec, &wrong, &direct_s));
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
     double pct = ctx->peak_flops > 0 ? 100.0 * flops / sec / ctx->peak_flops : NAN;
     if (wrong > 0) ctx->wrong += wrong;
@@ -216,7 +278,7 @@ static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) 
     zb_table_set(t, 1, "%lld", (long long)s->m);
     zb_table_set(t, 2, "%lld", (long long)s->n);
     zb_table_set(t, 3, "%lld", (long long)s->k);
-    zb_table_set(t, 4, "float");
+    zb_table_set(t, 4, "%s", zb_dtype_name(cfg->dtype));
     zb_table_set(t, 5, "%.1f", sec * 1e6);
     zb_table_set(t, 6, "%.2f", flops / sec / 1e9);
     zb_table_set(t, 7, "%.1f", pct);
@@ -230,6 +292,14 @@ static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) 
 }
 
 static zb_status gemm_run(zb_bench_ctx *ctx) {
+    bool on_cpu = strcmp(ctx->dev->ops->name, "cpu") == 0;
+    if (on_cpu && ctx->cfg->dtype != ZB_DTYPE_F32) {
+        return ZB_FAIL(ZB_ERR_INVALID, "-d/--datatype %s: the cpu backend runs GEMM in float only",
+                       zb_dtype_name(ctx->cfg->dtype));
+    }
+    if (!on_cpu && ctx->cfg->compare_direct) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct (a direct OpenBLAS call) is for --backend cpu only");
+    }
     gemm_shape shapes[ZB_MAX_SHAPES];
     zb_status st;
     int n = collect_shapes(ctx, shapes, ZB_MAX_SHAPES, &st);

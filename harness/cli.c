@@ -45,7 +45,7 @@ static const opt_spec zb_opts[] = {
     {"iters", 'n', OPT_INT, F(iters), 1, 1e7, CMD_BENCH, "timed iterations per size"},
     {"warmup_iters", 'w', OPT_INT, F(warmup_iters), 0, 1e6, CMD_BENCH, "untimed warm-up iterations per size"},
     {"check", 'c', OPT_INT, F(check), 0, 1, CMD_BENCH, "1: check results from seeded data (outside the timed loop), 0: skip"},
-    {"datatype", 'd', OPT_DTYPE, F(dtype), 0, 0, CMD_COLL, "float or bf16"},
+    {"datatype", 'd', OPT_DTYPE, F(dtype), 0, 0, CMD_BENCH, "float or bf16 (gemm: bf16 on GPUs only)"},
     {"average", 'a', OPT_INT, F(average), 0, 3, CMD_BENCH, "time across ranks: 0 rank 0, 1 mean, 2 min, 3 max"},
     {"compare-direct", 0, OPT_FLAG, F(compare_direct), 0, 0, CMD_BENCH,
      "also time the library (MPI, BLAS) called directly on the same buffers"},
