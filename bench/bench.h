@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend_select.h"
 #include "cli.h"
 #include "comm.h"
 #include "device.h"
@@ -29,6 +30,7 @@ typedef struct zb_bench_ctx {
     zb_stream *compute; /* compute stream */
     zb_stream *comm_stream;
     zb_comm *comm;      /* created for {comm_stream, compute} */
+    zb_backends backends; /* which device and comm, and whether CUPTI runs */
     zb_hw_profile hw;
     double peak_flops;       /* per rank, the dtype the bench runs in */
     char peak_source[128];   /* where peak_flops came from */

@@ -57,9 +57,9 @@ static void print_main_table(FILE *f, const zb_step_plan *plan, const zb_step_st
         if (plan->engine.recompute) set_num(t, 6, 2, false, r->hfu_pct);
         else zb_table_set(t, 6, "-"); /* no recomputation: HFU = MFU */
         set_num(t, 7, 1, false, r->overlap_pct);
-        zb_table_set(t, 8, "%.3f", r->exposed_comm_ms);
-        zb_table_set(t, 9, "%.3f", r->compute_ms);
-        zb_table_set(t, 10, "%.3f", r->comm_ms);
+        set_num(t, 8, 3, false, r->exposed_comm_ms);
+        set_num(t, 9, 3, false, r->compute_ms);
+        set_num(t, 10, 3, false, r->comm_ms);
         set_num(t, 11, 1, false, r->hidden_pct);
         set_num(t, 12, 1, true, r->compute_slowdown_pct);
         zb_table_set(t, 13, "%.2f", (double)r->peak_bytes / MIB);

@@ -17,9 +17,19 @@ typedef struct per_step {
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
 } per_step;
 
+/* Trace metrics of one step on this rank; NaN when the device's trace is
+ * not recorded (a GPU without CUPTI): reported as not measured, never 0. */
 static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r,
                                zb_overlap *ov) {
     zb_trace *t = ctx->dev->cfg.trace;
+    bool traced = strcmp(ctx->backends.device, "cuda") != 0 || ctx->backends.cupti_active;
+    if (!traced) {
+        memset(ov, 0, sizeof *ov);
+        ov->overlap_pct = NAN;
+        ov->comm_ns = ov->compute_ns = ov->exposed_comm_ns = -1;
+        return ZB_OK;
+    }
+    zb_backends_flush_trace(&ctx->backends);
     size_t n = t->n_records - first_record;
     return zb_overlap_compute(t->records + first_record, n, ctx->comm_stream->id, r->start_ns,
                               r->end_ns + 1, ov);
@@ -70,10 +80,11 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
         zb_overlap ov;
         ZB_TRY(measure_trace(ctx, first, &r, &ov));
         ps->step_ms[m] = ms;
+        bool measured = ov.comm_ns >= 0;
         ps->overlap[m] = ov.overlap_pct;
-        ps->exposed[m] = (double)ov.exposed_comm_ns / 1e6;
-        ps->compute[m] = (double)ov.compute_ns / 1e6;
-        ps->comm[m] = (double)ov.comm_ns / 1e6;
+        ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
+        ps->compute[m] = measured ? (double)ov.compute_ns / 1e6 : NAN;
+        ps->comm[m] = measured ? (double)ov.comm_ns / 1e6 : NAN;
         out->comm_bytes_per_step = r.sent_bytes;
     }
     return ZB_OK;

@@ -74,8 +74,8 @@ static const opt_spec zb_opts[] = {
     {"seed", 0, OPT_INT, F(seed), 0, 9e15, CMD_STEP, "seed of the initialization and the data"},
     {"flops", 0, OPT_CHOICE, F(flops_causal), 0, 0, CMD_STEP,
      "attention FLOPs convention for MFU: full (torchtitan, PaLM) or causal (Megatron)", "full|causal"},
-    {"backend", 0, OPT_TEXT, F(backend), 0, 0, CMD_ALL, "device backend: auto or cpu"},
-    {"comm", 0, OPT_TEXT, F(comm), 0, 0, CMD_ALL, "comm backend: auto or mpi"},
+    {"backend", 0, OPT_TEXT, F(backend), 0, 0, CMD_ALL, "device backend: auto (cuda when a usable GPU is found), cpu, cuda"},
+    {"comm", 0, OPT_TEXT, F(comm), 0, 0, CMD_ALL, "comm backend: auto (nccl on cuda, mpi on cpu), mpi, nccl"},
     {"hw", 0, OPT_TEXT, F(hw), 0, 0, CMD_ALL, "hardware profile (profiles/hw/NAME.json) for peak figures"},
     {"peak-gflops", 0, OPT_REAL, F(peak_gflops), 1e-3, 1e12, CMD_ALL,
      "peak GFLOP/s per rank for %-of-peak and MFU (default: profile, or measured on cpu)"},
@@ -326,12 +326,11 @@ static zb_status check_combination(const zb_config *cfg, bool gave_f, bool gave_
         return ZB_FAIL(ZB_ERR_INVALID, "--emulate-nodes needs --nodes N");
     }
     char v[72];
-    if (strcmp(cfg->backend, "auto") && strcmp(cfg->backend, "cpu")) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--backend '%s': accepted: auto, cpu (cuda comes with the CUDA backend)",
-                       shown(cfg->backend, v));
+    if (strcmp(cfg->backend, "auto") && strcmp(cfg->backend, "cpu") && strcmp(cfg->backend, "cuda")) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--backend '%s': accepted: auto, cpu, cuda", shown(cfg->backend, v));
     }
-    if (strcmp(cfg->comm, "auto") && strcmp(cfg->comm, "mpi")) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, mpi", shown(cfg->comm, v));
+    if (strcmp(cfg->comm, "auto") && strcmp(cfg->comm, "mpi") && strcmp(cfg->comm, "nccl")) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, mpi, nccl", shown(cfg->comm, v));
     }
     return ZB_OK;
 }

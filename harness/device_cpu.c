@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cpu_mempool.h"
+#include "cuda_backend.h"
 #include "device.h"
 
 typedef enum { CPU_OP_HOST, CPU_OP_GEMM, CPU_OP_COPY, CPU_OP_RECORD, CPU_OP_WAIT } cpu_op_type;
@@ -472,6 +473,12 @@ zb_status zb_device_cpu_create(const zb_device_config *cfg, zb_device **out) {
 
 zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_device **out) {
     if (!strcmp(backend, "cpu")) return zb_device_cpu_create(cfg, out);
+#ifdef ZB_HAVE_CUDA
+    if (!strcmp(backend, "cuda")) return zb_device_cuda_create(cfg, out);
+    return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: not available in this build (accepted: cpu, cuda)",
+                   backend);
+#else
     return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: not available in this build (accepted: cpu)",
                    backend);
+#endif
 }

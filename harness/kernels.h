@@ -120,6 +120,11 @@ const zb_kernels *zb_kernels_for(zb_device *dev);
  * reference kernel as a host function in stream order (launch_host). */
 const zb_kernels *zb_kernels_cpu(void);
 
+/* The CUDA backend's table (harness/cuda/kernels_cuda.c, built only with
+ * CUDA): every op launches the CUDA kernels of kernels/cuda/ on the CUDA
+ * stream behind the zb_stream. */
+const zb_kernels *zb_kernels_cuda(void);
+
 #ifdef __cplusplus
 }
 #endif

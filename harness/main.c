@@ -120,19 +120,26 @@ static int relaunch(const zb_config *cfg, int argc, char **argv) {
 
 static void set_peak(zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
+    /* GEMM runs in its -d dtype; the step engine computes in fp32. */
+    bool bf16 = cfg->command == ZB_CMD_GEMM && cfg->dtype == ZB_DTYPE_BF16;
     if (cfg->peak_gflops > 0) {
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
-    } else if (!ctx->hw.fp32_flops_measure) {
-        ctx->peak_flops = ctx->hw.fp32_flops;
-        snprintf(ctx->peak_source, sizeof ctx->peak_source, "profile %s fp32_flops", ctx->hw.name);
-    } else {
+    } else if (ctx->hw.is_cpu && ctx->hw.fp32_flops_measure) {
         const char *isa = "";
         double per_core = zb_cpu_peak_gflops_per_core(0.15, &isa);
         ctx->peak_flops = per_core * 1e9 * ctx->blas_threads;
         snprintf(ctx->peak_source, sizeof ctx->peak_source,
                  "measured: %s FMA loop, %.1f GFLOP/s per core x %d thread(s)", isa, per_core,
                  ctx->blas_threads);
+    } else {
+        ctx->peak_flops = bf16 ? ctx->hw.bf16_flops : ctx->hw.fp32_flops;
+        if (ctx->peak_flops > 0) {
+            snprintf(ctx->peak_source, sizeof ctx->peak_source, "profile %s %s", ctx->hw.name,
+                     bf16 ? "bf16_flops" : "fp32_flops");
+        } else {
+            snprintf(ctx->peak_source, sizeof ctx->peak_source, "unknown: pass --hw or --peak-gflops");
+        }
     }
 }
 
@@ -140,15 +147,16 @@ static void print_header(const zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
     const zb_topology *t = &ctx->topo;
     char line[160];
-    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device cpu", t->rank,
-             t->hostname, t->node, t->local_rank);
+    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s", t->rank,
+             t->hostname, t->node, t->local_rank, ctx->backends.device);
     char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
     MPI_Gather(line, (int)sizeof line, MPI_CHAR, all, (int)sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (!ctx->out) return;
     char layout[160];
     zb_topology_describe(t, layout, sizeof layout);
     fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
-    fprintf(ctx->out, "# backend cpu, comm mpi: %s\n", layout);
+    fprintf(ctx->out, "# backend %s, comm %s: %s\n", ctx->backends.device, ctx->backends.comm, layout);
+    if (ctx->backends.note[0]) fprintf(ctx->out, "# %s\n", ctx->backends.note);
     fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
     if (cfg->command != ZB_CMD_STEP) {
@@ -169,12 +177,39 @@ static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
                                           : (int)(cores / ctx->topo.local_size > 0 ? cores / ctx->topo.local_size : 1);
     zb_device_config dc = {ctx->topo.rank, ctx->topo.local_rank, ctx->blas_threads,
                            ctx->cfg->timeout_s + 5.0, trace};
-    ZB_TRY(zb_device_create("cpu", &dc, &ctx->dev));
-    ZB_TRY(ctx->dev->ops->stream_create(ctx->dev, "compute", &ctx->compute));
-    ZB_TRY(ctx->dev->ops->stream_create(ctx->dev, "comm", &ctx->comm_stream));
-    zb_stream *streams[2] = {ctx->comm_stream, ctx->compute};
-    zb_comm_config cc = {ctx->cfg->timeout_s};
-    return zb_comm_mpi_create(ctx->dev, streams, 2, &cc, &ctx->comm);
+    return zb_backends_create(&ctx->backends, &dc, ctx->cfg->timeout_s, &ctx->dev, &ctx->compute,
+                              &ctx->comm_stream, &ctx->comm);
+}
+
+/* Every rank resolves --backend/--comm on its own machine; the job then
+ * agrees: auto falls back to cpu unless every rank has a GPU, and an
+ * explicit choice one rank cannot honour fails everywhere (collective). */
+static zb_status agree_on_backends(zb_bench_ctx *ctx) {
+    zb_status st = zb_backends_resolve(ctx->cfg->backend, ctx->cfg->comm, &ctx->backends);
+    int bad = st != ZB_OK, any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad) {
+        /* Rank 0's message is printed by main; another rank names itself. */
+        if (ctx->topo.rank != 0) fprintf(stderr, "zerobench: rank %d: %s\n", ctx->topo.rank, zb_error_message());
+        return st;
+    }
+    if (any_bad) return ZB_FAIL(ZB_ERR_INVALID, "another rank could not use the requested backend");
+    int cuda = !strcmp(ctx->backends.device, "cuda"), all_cuda = 0;
+    MPI_Allreduce(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (cuda && !all_cuda) {
+        /* Only --backend auto can get here: some rank has no GPU. */
+        return zb_backends_resolve("cpu", ctx->cfg->comm, &ctx->backends);
+    }
+    return ZB_OK;
+}
+
+/* On a GPU the default hardware profile follows the GPU's name. */
+static void choose_hw(zb_bench_ctx *ctx) {
+    if (ctx->cfg->hw[0] || strcmp(ctx->backends.device, "cuda") != 0) return;
+    const char *name = zb_backends_default_hw(&ctx->backends, ctx->topo.local_rank);
+    zb_hw_profile hw;
+    if (name && zb_hw_profile_load(name, &hw) == ZB_OK) ctx->hw = hw;
+    else ctx->hw.fp32_flops = ctx->hw.bf16_flops = 0; /* unknown GPU: no peak, MFU not measured */
 }
 
 static void teardown_backends(zb_bench_ctx *ctx) {
@@ -213,12 +248,17 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     /* The step benchmark measures overlap from the trace, so it always traces. */
     zb_trace_init(&trace, ctx.topo.rank, cfg->trace_path[0] != '\0' || cfg->command == ZB_CMD_STEP);
     ctx.report = zb_report_new();
-    st = setup_backends(&ctx, &trace);
+    st = agree_on_backends(&ctx);
+    if (st == ZB_OK) {
+        choose_hw(&ctx);
+        st = setup_backends(&ctx, &trace);
+    }
     if (st == ZB_OK) {
         json_t *config = zb_config_to_json(cfg);
         json_object_set_new(config, "blas_threads", json_integer(ctx.blas_threads));
         st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config);
         json_decref(config);
+        zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
     }
     if (st == ZB_OK && (cfg->command == ZB_CMD_GEMM || cfg->command == ZB_CMD_STEP)) set_peak(&ctx);
     if (st == ZB_OK) print_header(&ctx);
@@ -243,6 +283,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         code = 1;
     }
     teardown_backends(&ctx);
+    zb_backends_finish(&ctx.backends);
     zb_report_free(ctx.report);
     zb_trace_destroy(&trace);
     zb_mpi_finalize();

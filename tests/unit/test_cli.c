@@ -173,12 +173,12 @@ static void test_numbers(void) {
 
 static void test_text_and_combinations(void) {
     BAD(ARGS("allgather", "--emulate-nodes"), "--emulate-nodes", "--nodes");
-    BAD(ARGS("allgather", "--backend", "cuda"), "--backend", "'cuda'");
+    BAD(ARGS("allgather", "--backend", "gpu"), "--backend", "'gpu'");
     BAD(ARGS("allgather", "--backend", "junk"), "--backend", "'junk'");
     BAD(ARGS("allgather", "--backend", "averyveryverylongname"), "--backend", "'averyveryverylongname'");
     BAD(ARGS("allgather", "--backend", ""), "--backend", "''");
     BAD(ARGS("allgather", "--comm", "junk"), "--comm", "'junk'");
-    BAD(ARGS("allgather", "--comm", "nccl"), "--comm", "'nccl'");
+    BAD(ARGS("allgather", "--comm", "gloo"), "--comm", "'gloo'");
     BAD(ARGS("allgather", "--json", ""), "--json", "''");
     BAD(ARGS("allgather", "--hw", ""), "--hw", "''");
     /* Control characters in a value never break the one-line message. */

@@ -1,0 +1,113 @@
+/* The CUDA backend's plain-C surface: probing for a GPU, describing it, the
+ * CUDA device's extra queries, and the hooks the CUPTI tracer and the CUDA
+ * kernels use. Usable without CUDA headers (handles are void *).
+ *
+ * Always available (harness/backend_probe.c; a build without CUDA answers
+ * ZB_ERR_UNSUPPORTED with a one-line reason):
+ *   zb_cuda_probe, zb_cuda_describe, zb_device_cuda_create,
+ *   zb_device_cuda_meminfo.
+ * Only in CUDA builds (harness/cuda/; callers are CUDA-only code):
+ *   everything below "CUDA builds only".
+ *
+ * The CUDA device (harness/cuda/device_cuda.c) implements device.h with CUDA
+ * semantics: one non-blocking cudaStream_t per zb_stream, a cudaEvent_t per
+ * zb_event, memory from a dedicated CUDA memory pool, GEMM through cuBLASLt.
+ * It leaves no trace records of its own for GPU work: on this backend
+ * cfg->trace is filled by the CUPTI tracer, which maps GPU activity back to
+ * harness ops through the op hooks below. The one exception is launch_host:
+ * host functions run on the host, are invisible to CUPTI, and are timed and
+ * recorded by the device itself on the harness clock. */
+#ifndef ZB_CUDA_BACKEND_H
+#define ZB_CUDA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ZB_OK with the number of visible GPUs (>= 1), or ZB_ERR_UNSUPPORTED with a
+ * one-line reason in `why` (also the thread's error message), e.g.
+ * "no usable GPU or driver was found (cudaGetDeviceCount: CUDA driver version
+ * is insufficient for CUDA runtime version)" or "zerobench was built without
+ * CUDA (-DZB_WITH_CUDA=OFF)". Initializes the driver, creates no context. */
+zb_status zb_cuda_probe(int *n_devices, char *why, size_t n);
+
+/* GPU `device`'s name, the driver's and the runtime's CUDA versions
+ * (1000 * major + 10 * minor, as cudaDriverGetVersion reports them) and its
+ * memory in bytes, for the report's meta. Any output pointer may be NULL. */
+zb_status zb_cuda_describe(int device, char *name, size_t n, int *driver_version,
+                           int *runtime_version, double *mem_bytes);
+
+/* Creates the CUDA device on GPU cfg->local_rank % (visible GPUs).
+ * ZB_ERR_UNSUPPORTED (one line, naming the rank) when no GPU is usable. */
+zb_status zb_device_cuda_create(const zb_device_config *cfg, zb_device **out);
+
+/* The device's view of GPU memory, so reports separate harness memory (the
+ * pool) from library memory (CUDA context, NCCL, cuBLASLt, CUPTI). */
+typedef struct zb_cuda_meminfo {
+    size_t free_bytes;           /* cudaMemGetInfo now */
+    size_t total_bytes;
+    size_t used_at_create_bytes; /* total - free when the device was created
+                                    (context + cuBLASLt), before any harness
+                                    allocation */
+    size_t used_high_bytes;      /* highest total - free sampled: at creation,
+                                    at every allocation, at every meminfo call */
+    size_t pool_reserved_bytes;  /* the harness pool now */
+    size_t pool_used_bytes;
+    size_t pool_reserved_high_bytes; /* since creation or mem_reset_peak */
+    size_t pool_used_high_bytes;
+    size_t other_bytes; /* (total - free) - pool reserved, now: everything
+                           outside the pool (context, NCCL, libraries) */
+} zb_cuda_meminfo;
+
+/* Fills `out`; ZB_ERR_INVALID when `dev` is not a CUDA device. */
+zb_status zb_device_cuda_meminfo(zb_device *dev, zb_cuda_meminfo *out);
+
+/* ---- CUDA builds only -------------------------------------------------------- */
+
+/* True when `dev` is a CUDA device (its ops table is the CUDA one). */
+int zb_device_is_cuda(const zb_device *dev);
+/* The CUDA device ordinal the device runs on. */
+int zb_device_cuda_ordinal(const zb_device *dev);
+/* The stream's cudaStream_t (cast it back), for kernels, NCCL and CUPTI. */
+void *zb_cuda_stream_handle(const zb_stream *s);
+
+/* Two device-side int32 words (in mapped pinned host memory) through which a
+ * CUDA kernel reports a data error (a token outside the vocabulary, say):
+ * word[0] = a zb_status code, word[1] = a detail (the bad value), written
+ * with plain volatile stores (racing writers: one of them wins; no atomics,
+ * which are not guaranteed on host memory). The next stream_sync on the
+ * stream reports it as the stream's sticky error, as the CPU device reports
+ * a failed op. Returns a DEVICE pointer. */
+int32_t *zb_cuda_stream_error_word(const zb_stream *s);
+
+/* Op hooks: called on the issuing thread around the CUDA calls that issue one
+ * harness op (a GEMM, a copy, a kernel), so the CUPTI tracer can push an
+ * external correlation id naming the op. `seq` numbers ops in issue order on
+ * the device (trace records' seq). Installed by the tracer; NULL members and
+ * a NULL table mean no hooks. The table is copied. */
+typedef struct zb_cuda_op_hooks {
+    void (*begin)(void *arg, const zb_stream *s, const zb_op_info *info, uint64_t seq);
+    void (*end)(void *arg, const zb_stream *s);
+    void *arg;
+} zb_cuda_op_hooks;
+void zb_device_cuda_set_op_hooks(zb_device *dev, const zb_cuda_op_hooks *hooks);
+
+/* What a CUDA kernel launcher calls around its launch:
+ *   uint64_t seq = zb_cuda_op_begin(s, &info);  launch; check;  zb_cuda_op_end(s);
+ * info may be NULL (a compute op labelled "kernel"). Returns the op's seq. */
+uint64_t zb_cuda_op_begin(zb_stream *s, const zb_op_info *info);
+void zb_cuda_op_end(zb_stream *s);
+
+/* The GEMM algorithm cache's counters (entries, lookups that hit, misses). */
+void zb_device_cuda_gemm_cache_stats(zb_device *dev, size_t *entries, uint64_t *hits,
+                                     uint64_t *misses);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

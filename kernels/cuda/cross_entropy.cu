@@ -1,0 +1,66 @@
+/* Softmax cross-entropy over the vocabulary on CUDA, forward and backward.
+ * Shapes: logits, dlogits [N, V] (N = B*T tokens, V vocab); targets [N];
+ * lse [N] (log-sum-exp of each row, saved for the backward); loss [1], the
+ * mean over the N tokens. Forward: one block per row, fp32 tree reductions
+ * (row max, then sum of exp) in shared memory; each row adds its term
+ * (lse - logits[target]) / N to loss with atomicAdd after loss was zeroed
+ * in the same stream. Backward: one thread per element. A target outside
+ * [0, V) contributes no loss and no onehot term, as on the CPU. */
+#include <math.h>
+
+#include "zb_cuda_common.cuh"
+
+static __global__ void cross_entropy_fwd_kernel(float *loss, float *lse, const float *logits,
+                                                const int32_t *targets, int N, int V) {
+    __shared__ float red[ZB_CUDA_ROW_THREADS];
+    const float *row = logits + (size_t)blockIdx.x * (size_t)V;
+    float mx = -INFINITY;
+    for (int j = (int)threadIdx.x; j < V; j += (int)blockDim.x) mx = fmaxf(mx, row[j]);
+    mx = zb_block_max(mx, red);
+    float sum = 0.0f;
+    for (int j = (int)threadIdx.x; j < V; j += (int)blockDim.x) sum += expf(row[j] - mx);
+    sum = zb_block_sum(sum, red);
+    if (threadIdx.x == 0) {
+        float l = mx + logf(sum);
+        lse[blockIdx.x] = l;
+        int32_t tgt = targets[blockIdx.x];
+        if (tgt >= 0 && tgt < V) atomicAdd(loss, (l - row[tgt]) / (float)N);
+    }
+}
+
+/* dlogits [i, j] = scale * (exp(logits[i, j] - lse[i]) - (j == target_i)),
+ * scale = dloss / N. dlogits may equal logits (read before written). */
+static __global__ void cross_entropy_bwd_kernel(float *dlogits, const float *logits,
+                                                const float *lse, const int32_t *targets,
+                                                int N, int V, float scale) {
+    size_t n = (size_t)N * (size_t)V;
+    for (size_t idx = zb_gs_first(); idx < n; idx += zb_gs_stride()) {
+        size_t i = idx / (size_t)V;
+        int j = (int)(idx % (size_t)V);
+        float p = expf(logits[idx] - lse[i]);
+        float onehot = (j == targets[i]) ? 1.0f : 0.0f;
+        dlogits[idx] = scale * (p - onehot);
+    }
+}
+
+cudaError_t zb_cuda_cross_entropy_fwd(cudaStream_t stream, float *loss, float *lse,
+                                      const float *logits, const int32_t *targets, int N, int V) {
+    if (N < 0 || V <= 0) return cudaErrorInvalidValue;
+    cudaError_t e = cudaMemsetAsync(loss, 0, sizeof(float), stream);
+    if (e != cudaSuccess || N == 0) return e;
+    cross_entropy_fwd_kernel<<<(unsigned)N, ZB_CUDA_ROW_THREADS, 0, stream>>>(loss, lse, logits,
+                                                                               targets, N, V);
+    return cudaGetLastError();
+}
+
+cudaError_t zb_cuda_cross_entropy_bwd(cudaStream_t stream, float *dlogits, const float *logits,
+                                      const float *lse, const int32_t *targets, int N, int V,
+                                      float dloss) {
+    if (N < 0 || V <= 0) return cudaErrorInvalidValue;
+    size_t n = (size_t)N * (size_t)V;
+    if (n == 0) return cudaSuccess;
+    float scale = (float)((double)dloss / (double)N); /* as the CPU kernel's scale */
+    cross_entropy_bwd_kernel<<<zb_cuda_blocks(n), ZB_CUDA_THREADS, 0, stream>>>(
+        dlogits, logits, lse, targets, N, V, scale);
+    return cudaGetLastError();
+}

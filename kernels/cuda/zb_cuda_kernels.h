@@ -1,0 +1,122 @@
+/* Host launchers of the CUDA kernels (the .cu files of kernels/cuda/), one per model op,
+ * plain C prototypes so that C code (harness/cuda/kernels_cuda.c, the GPU
+ * tests) can call them. Every launcher ENQUEUES its kernel(s) on `stream`,
+ * checks the launch with cudaGetLastError and returns that error
+ * (cudaErrorInvalidValue for a bad shape, before anything is queued). It
+ * never synchronizes. Pointers are device pointers.
+ *
+ * Semantics are exactly those of the CPU reference kernels
+ * (kernels/cpu/zb_cpu_kernels.h), fp32 unless a name says bf16:
+ *   - activation gradients are WRITTEN; parameter gradients (dtable,
+ *     dweight) and `accumulate` ACCUMULATE (+=);
+ *   - aliasing is allowed exactly where the CPU kernels allow it.
+ * Differences from the CPU kernels, by design: reductions (row sums, dot
+ * products, softmax sums) accumulate in fp32 in a different order than the
+ * CPU's double sums, and parameter-gradient sums use atomicAdd (their order
+ * varies run to run). Token or target ids outside [0, V) give the CPU's
+ * result (zero row, skipped row, zero loss term) but are not reported: the
+ * caller validates ids on the host.
+ *
+ * Shapes: B batch, T sequence, C model dim, H query heads, KVH kv heads,
+ * D head dim, V vocab, N = B*T tokens; row-major; activations [N, C];
+ * q [B, T, H, D]; k, v [B, T, KVH, D]; probs [B, H, T, T]. */
+#ifndef ZB_CUDA_KERNELS_H
+#define ZB_CUDA_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bf16.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- embedding.cu -------------------------------------------------------- */
+/* out [N, C] = table [V, C] rows picked by tokens [N] (bad id: zero row). */
+cudaError_t zb_cuda_embedding_fwd(cudaStream_t stream, float *out, const int32_t *tokens,
+                                  const float *table, int N, int C, int V);
+/* dtable [V, C] += dout [N, C] scattered by tokens [N] (atomicAdd). */
+cudaError_t zb_cuda_embedding_bwd(cudaStream_t stream, float *dtable, const int32_t *tokens,
+                                  const float *dout, int N, int C, int V);
+
+/* ---- rmsnorm.cu ------------------------------------------------------------ */
+/* out [N, C] = x * inv_rms * weight [C]; inv_rms [N] saved; out may equal x. */
+cudaError_t zb_cuda_rmsnorm_fwd(cudaStream_t stream, float *out, float *inv_rms, const float *x,
+                                const float *weight, int N, int C, float eps);
+/* dx [N, C] written (may equal dout); dweight [C] accumulated (atomicAdd). */
+cudaError_t zb_cuda_rmsnorm_bwd(cudaStream_t stream, float *dx, float *dweight,
+                                const float *dout, const float *x, const float *weight,
+                                const float *inv_rms, int N, int C);
+
+/* ---- rope.cu --------------------------------------------------------------- */
+/* out [B, T, NH, D] = RoPE(x) (inverse: the backward); out may equal x.
+ * D must be even. */
+cudaError_t zb_cuda_rope_fwd(cudaStream_t stream, float *out, const float *x, int B, int T,
+                             int NH, int D, float theta);
+cudaError_t zb_cuda_rope_bwd(cudaStream_t stream, float *dx, const float *dout, int B, int T,
+                             int NH, int D, float theta);
+
+/* ---- attention_fwd.cu / attention_bwd.cu --------------------------------- */
+/* Causal GQA attention, scale 1/sqrt(D): out [B,T,H,D], probs [B,H,T,T]
+ * (zero above the diagonal) written. H a positive multiple of KVH. */
+cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, float *out, float *probs, const float *q,
+                                  const float *k, const float *v, int B, int T, int H, int KVH,
+                                  int D);
+/* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout and the saved probs.
+ * No output may alias an input. */
+cudaError_t zb_cuda_attention_bwd(cudaStream_t stream, float *dq, float *dk, float *dv,
+                                  const float *dout, const float *q, const float *k,
+                                  const float *v, const float *probs, int B, int T, int H,
+                                  int KVH, int D);
+
+/* ---- swiglu.cu ------------------------------------------------------------- */
+/* h [n] = silu(gate) * up. */
+cudaError_t zb_cuda_swiglu_fwd(cudaStream_t stream, float *h, const float *gate, const float *up,
+                               size_t n);
+/* dgate, dup [n] written; dgate may equal gate or dh, dup may equal up or dh. */
+cudaError_t zb_cuda_swiglu_bwd(cudaStream_t stream, float *dgate, float *dup, const float *dh,
+                               const float *gate, const float *up, size_t n);
+
+/* ---- residual.cu ----------------------------------------------------------- */
+/* out [n] = a + b; out may equal a or b. */
+cudaError_t zb_cuda_residual_fwd(cudaStream_t stream, float *out, const float *a, const float *b,
+                                 size_t n);
+/* dst [n] += src. */
+cudaError_t zb_cuda_accumulate(cudaStream_t stream, float *dst, const float *src, size_t n);
+
+/* ---- cross_entropy.cu ------------------------------------------------------ */
+/* loss [1] = mean over N rows of lse - logits[target] (zeroed, then summed
+ * with atomicAdd); lse [N] saved. */
+cudaError_t zb_cuda_cross_entropy_fwd(cudaStream_t stream, float *loss, float *lse,
+                                      const float *logits, const int32_t *targets, int N, int V);
+/* dlogits [N, V] = dloss / N * (softmax - onehot); may equal logits. */
+cudaError_t zb_cuda_cross_entropy_bwd(cudaStream_t stream, float *dlogits, const float *logits,
+                                      const float *lse, const int32_t *targets, int N, int V,
+                                      float dloss);
+
+/* ---- adamw.cu -------------------------------------------------------------- */
+/* AdamW (math_adamw.h) on a contiguous fp32 segment: params, m, v [n]
+ * updated from grads [n] at step t >= 1; weight decay only when
+ * apply_weight_decay. When params_bf16 is not NULL the updated params are
+ * also written there rounded to bf16 (the compute copy). */
+cudaError_t zb_cuda_adamw(cudaStream_t stream, float *params, const float *grads, float *m,
+                          float *v, size_t n, int t, float lr, float beta1, float beta2, float eps,
+                          float weight_decay, bool apply_weight_decay, zb_bf16 *params_bf16);
+
+/* ---- fill.cu --------------------------------------------------------------- */
+/* dst [n] = value (0 and -0 both write +0 bytes, as the CPU's memset). */
+cudaError_t zb_cuda_fill(cudaStream_t stream, float *dst, float value, size_t n);
+
+/* ---- cast.cu --------------------------------------------------------------- */
+/* dst [n] = bf16(src) round-to-nearest-even (bf16.h); dst [n] = fp32(src). */
+cudaError_t zb_cuda_f32_to_bf16(cudaStream_t stream, zb_bf16 *dst, const float *src, size_t n);
+cudaError_t zb_cuda_bf16_to_f32(cudaStream_t stream, float *dst, const zb_bf16 *src, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,292 @@
+/* The NCCL comm on one GPU with one rank (label gpu; exit 77 = skipped when
+ * no GPU is usable). Checks, element by element against values computed
+ * here: all-gather, reduce-scatter and all-reduce, out of place and in place,
+ * float and bf16, counts 1 to 4M+3, issued on both streams the comm was
+ * created for, into buffers pre-filled with a NaN pattern (so every element
+ * must be written); also on buffers from the device's own pool; the barrier;
+ * the sent-bytes counters; the meta's NCCL version; the refusals (a stream
+ * the comm does not know, a dtype NCCL is not given, a comm that is not
+ * nccl); and the timeout path, twice: a stream blocked by a host function
+ * makes zb_comm_nccl_wait give up after the comm's 1 s timeout, abort the
+ * communicator, name the rank and the op and unit (the pending collective's
+ * when one is queued), and refuse every later collective. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bf16.h"
+#include "comm.h"
+#include "cuda_backend.h"
+#include "mpi_boot.h"
+#include "nccl_boot.h"
+#include "zb_test.h"
+
+#define SKIP 77
+
+static const size_t counts[] = {1, 7, 1000, 65537, ((size_t)1 << 22) + 3};
+#define N_COUNTS (sizeof counts / sizeof counts[0])
+
+typedef struct env {
+    zb_device *dev;
+    zb_stream *streams[2];
+    zb_comm *comm;
+} env;
+
+/* Exactly representable in bf16: small integers. */
+static float value(size_t j) { return (float)((int)(j * 7 % 251) - 125); }
+
+static void put(void *buf, size_t i, zb_dtype t, float v) {
+    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
+    else ((float *)buf)[i] = v;
+}
+static float get(const void *buf, size_t i, zb_dtype t) {
+    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
+}
+
+static bool cuda_ok(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return true;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s: %s", what, cudaGetErrorString(e));
+    zb_test_fail(__FILE__, __LINE__, msg);
+    return false;
+}
+
+/* One collective with one rank: the result equals the input, whatever the
+ * kind; in place the buffer must be left as it was. Returns wrong elements. */
+static long check_one(env *e, zb_stream *s, zb_coll kind, size_t count, zb_dtype t, bool in_place,
+                      bool pool) {
+    size_t es = zb_dtype_size(t), bytes = count * es;
+    char *host = (char *)malloc(bytes);
+    char *back = (char *)malloc(bytes);
+    void *send = NULL, *recv = NULL;
+    long wrong = -1;
+    if (!host || !back) goto out;
+    for (size_t j = 0; j < count; j++) put(host, j, t, value(j));
+    if (pool) {
+        if (zb_dev_alloc(e->dev, bytes, ZB_MEM_BENCH_BUFFER, &recv) != ZB_OK) goto out;
+        if (!in_place && zb_dev_alloc(e->dev, bytes, ZB_MEM_BENCH_BUFFER, &send) != ZB_OK) goto out;
+        /* Pool memory is allocated in stream order: let it land first. */
+        if (!cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize")) goto out;
+    } else {
+        if (!cuda_ok(cudaMalloc(&recv, bytes), "cudaMalloc")) goto out;
+        if (!in_place && !cuda_ok(cudaMalloc(&send, bytes), "cudaMalloc")) goto out;
+    }
+    if (in_place) send = recv;
+    /* recv: 0xff bytes (NaN in both dtypes) unless it is also the input. */
+    if (!cuda_ok(cudaMemset(recv, 0xff, bytes), "cudaMemset")) goto out;
+    if (!cuda_ok(cudaMemcpy(send, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D")) goto out;
+    if (!cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize")) goto out;
+
+    zb_status st = ZB_ERR_INTERNAL;
+    switch (kind) {
+    case ZB_COLL_ALLGATHER: st = e->comm->ops->allgather(e->comm, s, send, recv, count, t, "ag", 3); break;
+    case ZB_COLL_REDUCESCATTER:
+        st = e->comm->ops->reducescatter(e->comm, s, send, recv, count, t, "rs", 4);
+        break;
+    case ZB_COLL_ALLREDUCE: st = e->comm->ops->allreduce(e->comm, s, send, recv, count, t, "ar", 5); break;
+    default: break;
+    }
+    ZB_CHECK_OK(st);
+    ZB_CHECK_OK(zb_comm_nccl_wait(e->comm, s, "check", -1));
+    if (!cuda_ok(cudaMemcpy(back, recv, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H")) goto out;
+    wrong = 0;
+    for (size_t j = 0; j < count; j++) {
+        float got = get(back, j, t);
+        if (isnan(got) || got != value(j)) wrong++;
+    }
+out:
+    if (pool) {
+        if (recv) zb_dev_free(e->dev, recv);
+        if (send && !in_place) zb_dev_free(e->dev, send);
+    } else {
+        if (recv) cudaFree(recv);
+        if (send && !in_place) cudaFree(send);
+    }
+    free(host);
+    free(back);
+    return wrong;
+}
+
+static void check_collectives(env *e) {
+    static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
+    int n_issued = 0;
+    for (int k = 0; k < 3; k++) {
+        for (int dt = 0; dt < 2; dt++) {
+            zb_dtype t = dt == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
+            for (size_t c = 0; c < N_COUNTS; c++) {
+                for (int ip = 0; ip < 2; ip++) {
+                    zb_stream *s = e->streams[n_issued++ % 2];
+                    long wrong = check_one(e, s, kinds[k], counts[c], t, ip == 1, false);
+                    ZB_CHECK_MSG(wrong == 0, "%s %s count %zu %s on '%s': %ld wrong",
+                                 zb_coll_name(kinds[k]), zb_dtype_name(t), counts[c],
+                                 ip ? "in place" : "out of place", s->name, wrong);
+                }
+            }
+        }
+    }
+    /* Buffers from the device's pool (cudaMallocAsync memory). */
+    for (int k = 0; k < 3; k++) {
+        long wrong = check_one(e, e->streams[1], kinds[k], 1000, ZB_DTYPE_BF16, false, true);
+        ZB_CHECK_MSG(wrong == 0, "%s on pool buffers: %ld wrong", zb_coll_name(kinds[k]), wrong);
+    }
+    /* One rank sends nothing, by the formula. */
+    for (int k = 0; k < ZB_COLL_COUNT; k++) ZB_CHECK(e->comm->sent_bytes[k] == 0);
+    ZB_CHECK_OK(e->comm->ops->barrier(e->comm, e->streams[0]));
+    ZB_CHECK_OK(zb_comm_nccl_wait(e->comm, e->streams[0], "barrier", -1));
+}
+
+static void check_refusals(env *e) {
+    zb_stream *other = NULL;
+    ZB_CHECK_OK(e->dev->ops->stream_create(e->dev, "other", &other));
+    float *buf = NULL;
+    if (!cuda_ok(cudaMalloc((void **)&buf, 64), "cudaMalloc")) return;
+    ZB_CHECK(e->comm->ops->allreduce(e->comm, other, buf, buf, 4, ZB_DTYPE_F32, "x", 0) ==
+             ZB_ERR_INVALID);
+    ZB_CHECK(strstr(zb_error_message(), "'other'") != NULL);
+    ZB_CHECK(zb_comm_nccl_wait(e->comm, other, "w", 0) == ZB_ERR_INVALID);
+    ZB_CHECK(e->comm->ops->allreduce(e->comm, e->streams[0], buf, buf, 4, ZB_DTYPE_COUNT, "x", 0) ==
+             ZB_ERR_UNSUPPORTED);
+    /* The comm still works after refusals. */
+    ZB_CHECK_OK(e->comm->ops->allreduce(e->comm, e->streams[0], buf, buf, 4, ZB_DTYPE_F32, "x", 0));
+    ZB_CHECK_OK(zb_comm_nccl_wait(e->comm, e->streams[0], "w", 0));
+    cudaFree(buf);
+    e->dev->ops->stream_destroy(other);
+}
+
+/* ---- the timeout path ---------------------------------------------------- */
+
+static atomic_int release_flag;
+
+/* Runs on CUDA's callback thread and holds the stream until released. */
+static void block_stream(void *arg) {
+    (void)arg;
+    struct timespec ms = {0, 1000000};
+    while (!atomic_load(&release_flag)) nanosleep(&ms, NULL);
+}
+
+/* Releases the blocked stream after 8 s whatever happens, so a test that
+ * goes wrong (an abort that waits for the stream) fails instead of hanging. */
+static void *release_later(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 800 && !atomic_load(&release_flag); i++) {
+        struct timespec ms = {0, 10000000};
+        nanosleep(&ms, NULL);
+    }
+    atomic_store(&release_flag, 1);
+    return NULL;
+}
+
+static void check_timeout(env *e, bool queue_collective) {
+    zb_stream *s = NULL;
+    ZB_CHECK_OK(e->dev->ops->stream_create(e->dev, queue_collective ? "blocked2" : "blocked1", &s));
+    if (!s) return;
+    zb_comm_config cc = {1.0};
+    zb_comm *comm = NULL;
+    ZB_CHECK_OK(zb_comm_nccl_create(e->dev, &s, 1, &cc, &comm));
+    if (!comm) return;
+    float *buf = NULL;
+    if (!cuda_ok(cudaMalloc((void **)&buf, 4096), "cudaMalloc")) return;
+    cudaStream_t cs = (cudaStream_t)zb_cuda_stream_handle(s);
+
+    atomic_store(&release_flag, 0);
+    pthread_t releaser;
+    pthread_create(&releaser, NULL, release_later, NULL);
+    ZB_CHECK(cuda_ok(cudaLaunchHostFunc(cs, block_stream, NULL), "cudaLaunchHostFunc"));
+    zb_status st = ZB_OK;
+    if (queue_collective) {
+        /* Either the enqueue itself stays in progress past the timeout or
+         * the wait does: the message names the collective both ways. */
+        st = comm->ops->allreduce(comm, s, buf, buf + 512, 512, ZB_DTYPE_F32, "blocked.allreduce",
+                                  11);
+    }
+    if (st == ZB_OK) st = zb_comm_nccl_wait(comm, s, "blocked_wait", 9);
+    atomic_store(&release_flag, 1);
+    pthread_join(releaser, NULL);
+
+    ZB_CHECK(st == ZB_ERR_TIMEOUT);
+    const char *msg = zb_error_message();
+    const char *want = queue_collective
+        ? "rank 0: allreduce 'blocked.allreduce' (unit 11) did not complete within 1 s (--timeout)"
+        : "rank 0: blocked_wait 'blocked1' (unit 9) did not complete within 1 s (--timeout)";
+    ZB_CHECK_MSG(strstr(msg, want) != NULL, "message: %s", msg);
+    ZB_CHECK_MSG(strstr(msg, "aborted") != NULL, "message: %s", msg);
+    /* Aborted: every later call fails at once, naming the op. */
+    st = comm->ops->allgather(comm, s, buf, buf, 4, ZB_DTYPE_F32, "after", 12);
+    ZB_CHECK(st == ZB_ERR_MPI);
+    ZB_CHECK_MSG(strstr(zb_error_message(), "allgather 'after' (unit 12) not issued") != NULL,
+                 "message: %s", zb_error_message());
+    ZB_CHECK(zb_comm_nccl_wait(comm, s, "again", 13) == ZB_ERR_MPI);
+    /* Released, the stream drains. */
+    ZB_CHECK(cuda_ok(cudaStreamSynchronize(cs), "cudaStreamSynchronize after release"));
+    zb_comm_destroy(comm);
+    cudaFree(buf);
+    e->dev->ops->stream_destroy(s);
+}
+
+int main(int argc, char **argv) {
+    int n_gpus = 0;
+    char why[256] = "";
+    if (zb_cuda_probe(&n_gpus, why, sizeof why) != ZB_OK || n_gpus < 1) {
+        printf("test_comm_nccl: skipped: %s\n", why[0] ? why : "no GPU");
+        return SKIP;
+    }
+    if (zb_mpi_init(&argc, &argv) != ZB_OK) {
+        fprintf(stderr, "test_comm_nccl: %s\n", zb_error_message());
+        return 1;
+    }
+    int n_ranks = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
+    if (n_ranks != 1) {
+        printf("test_comm_nccl: skipped: runs with one rank, not %d\n", n_ranks);
+        zb_mpi_finalize();
+        return SKIP;
+    }
+
+    env e;
+    memset(&e, 0, sizeof e);
+    zb_device_config dc = {0, 0, 0, 120.0, NULL};
+    ZB_CHECK_OK(zb_device_cuda_create(&dc, &e.dev));
+    if (!e.dev) return zb_test_finish("test_comm_nccl");
+    ZB_CHECK_OK(e.dev->ops->stream_create(e.dev, "compute", &e.streams[0]));
+    ZB_CHECK_OK(e.dev->ops->stream_create(e.dev, "comm", &e.streams[1]));
+    zb_comm_config cc = {60.0};
+    ZB_CHECK_OK(zb_comm_nccl_create(e.dev, e.streams, 2, &cc, &e.comm));
+    if (!e.comm) return zb_test_finish("test_comm_nccl");
+    ZB_CHECK(strcmp(e.comm->ops->name, "nccl") == 0);
+    ZB_CHECK(e.comm->rank == 0 && e.comm->n_ranks == 1);
+
+    json_t *meta = json_object();
+    ZB_CHECK_OK(zb_nccl_meta(meta));
+    const char *v = json_string_value(json_object_get(meta, "nccl_version"));
+    printf("test_comm_nccl: NCCL %s (built with %s)\n", v ? v : "?",
+           json_string_value(json_object_get(meta, "nccl_version_built")));
+    json_decref(meta);
+
+    check_collectives(&e);
+    check_refusals(&e);
+    zb_comm_destroy(e.comm);
+
+    /* A comm that is not nccl is refused by the nccl wait. */
+    zb_comm *mpi = NULL;
+    ZB_CHECK_OK(zb_comm_mpi_create(e.dev, e.streams, 1, &cc, &mpi));
+    if (mpi) {
+        ZB_CHECK(zb_comm_nccl_wait(mpi, e.streams[0], "w", 0) == ZB_ERR_INVALID);
+        zb_comm_destroy(mpi);
+    }
+
+    check_timeout(&e, false); /* nothing of NCCL's queued: names the wait */
+    check_timeout(&e, true);  /* a collective queued behind the block: names it */
+
+    e.dev->ops->stream_destroy(e.streams[0]);
+    e.dev->ops->stream_destroy(e.streams[1]);
+    zb_dev_destroy(e.dev);
+    int rc = zb_test_finish("test_comm_nccl");
+    zb_mpi_finalize();
+    return rc;
+}

@@ -1,0 +1,189 @@
+/* cuBLASLt GEMM on the CUDA device against cblas (label gpu; exit 77 =
+ * skipped when no GPU is usable). Fresh random inputs per case; fp32 and
+ * bf16 (inputs and output bf16, fp32 accumulate); all four transposes; odd
+ * shapes, padded strides and pointers off the 256-byte alignment; beta 0
+ * (C pre-filled with NaN, so every element must be written) and beta != 0.
+ * The reference is cblas_dgemm on the same (bf16-rounded) inputs; the error
+ * is max |C - ref| / max |ref|, at most 1e-5 for fp32 and 1e-2 for bf16.
+ * Padding between rows of C must stay untouched. Also: the algorithm cache
+ * hits on a repeated shape, and a bad shape is refused naming the shape. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bf16.h"
+#include "cuda_backend.h"
+#include "device.h"
+#include "zb_test.h"
+
+#define SKIP 77
+
+static zb_device *dev;
+static zb_stream *st;
+static unsigned seed = 2024;
+
+static float urand(void) {
+    seed = seed * 1664525u + 1013904223u;
+    return (float)((seed >> 8) & 0xffffff) / 16777216.0f * 2.0f - 1.0f;
+}
+
+typedef struct gcase {
+    int m, n, k;
+    bool ta, tb;
+    int pad;    /* extra elements per row of A, B and C */
+    int offset; /* elements added to every pointer (alignment) */
+    float beta;
+} gcase;
+
+static void put(void *buf, size_t i, zb_dtype t, float v) {
+    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
+    else ((float *)buf)[i] = v;
+}
+static float get(const void *buf, size_t i, zb_dtype t) {
+    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
+}
+
+/* Fills a host matrix (rows x ld) with random values in dtype t, and the
+ * same values as doubles. */
+static void fill(void *h, double *ref, size_t n, zb_dtype t) {
+    for (size_t i = 0; i < n; i++) {
+        put(h, i, t, urand());
+        ref[i] = (double)get(h, i, t);
+    }
+}
+
+static void run_case(const gcase *c, zb_dtype t) {
+    size_t e = zb_dtype_size(t);
+    int64_t lda = (c->ta ? c->m : c->k) + c->pad, ldb = (c->tb ? c->k : c->n) + c->pad;
+    int64_t ldc = c->n + c->pad;
+    size_t na = (size_t)((c->ta ? c->k : c->m) * lda), nb = (size_t)((c->tb ? c->n : c->k) * ldb);
+    size_t nc = (size_t)(c->m * ldc);
+    void *ha = malloc(na * e), *hb = malloc(nb * e), *hc = malloc(nc * e);
+    double *ra = (double *)malloc(na * sizeof(double)), *rb = (double *)malloc(nb * sizeof(double));
+    double *rc = (double *)malloc(nc * sizeof(double));
+    fill(ha, ra, na, t);
+    fill(hb, rb, nb, t);
+    fill(hc, rc, nc, t);
+    const float sentinel = 1234.5f; /* exact in bf16 */
+    for (int i = 0; i < c->m; i++) {
+        for (int64_t j = 0; j < ldc; j++) {
+            size_t idx = (size_t)(i * ldc + j);
+            float v = j >= c->n ? sentinel : (c->beta == 0.0f ? NAN : get(hc, idx, t));
+            put(hc, idx, t, v);
+            rc[idx] = (j >= c->n || c->beta == 0.0f) ? 0.0 : (double)get(hc, idx, t);
+        }
+    }
+    char *da = NULL, *db = NULL, *dc = NULL;
+    size_t off = (size_t)c->offset * e;
+    ZB_CHECK_OK(zb_dev_alloc(dev, na * e + off, ZB_MEM_BENCH_BUFFER, (void **)&da));
+    ZB_CHECK_OK(zb_dev_alloc(dev, nb * e + off, ZB_MEM_BENCH_BUFFER, (void **)&db));
+    ZB_CHECK_OK(zb_dev_alloc(dev, nc * e + off, ZB_MEM_BENCH_BUFFER, (void **)&dc));
+    if (!da || !db || !dc) return;
+    ZB_CHECK_OK(dev->ops->memcpy_async(st, da + off, ha, na * e, NULL));
+    ZB_CHECK_OK(dev->ops->memcpy_async(st, db + off, hb, nb * e, NULL));
+    ZB_CHECK_OK(dev->ops->memcpy_async(st, dc + off, hc, nc * e, NULL));
+    const float alpha = 1.25f;
+    zb_gemm_desc g = {c->ta, c->tb, c->m, c->n, c->k, alpha, c->beta, da + off, lda, db + off, ldb,
+                      dc + off, ldc, t};
+    ZB_CHECK_OK(dev->ops->gemm(st, &g, NULL));
+    ZB_CHECK_OK(dev->ops->memcpy_async(st, hc, dc + off, nc * e, NULL));
+    ZB_CHECK_OK(dev->ops->stream_sync(st));
+
+    /* Reference on the logical [M, N] block; beta 0 ignores C (it held NaN). */
+    cblas_dgemm(CblasRowMajor, c->ta ? CblasTrans : CblasNoTrans, c->tb ? CblasTrans : CblasNoTrans,
+                c->m, c->n, c->k, alpha, ra, (blasint)lda, rb, (blasint)ldb, c->beta, rc,
+                (blasint)ldc);
+    double worst = 0.0, scale = 0.0;
+    size_t unwritten = 0, pad_touched = 0;
+    for (int i = 0; i < c->m; i++) {
+        for (int64_t j = 0; j < ldc; j++) {
+            size_t idx = (size_t)(i * ldc + j);
+            float v = get(hc, idx, t);
+            if (j >= c->n) {
+                pad_touched += v != sentinel;
+                continue;
+            }
+            if (!isfinite(v)) {
+                unwritten++;
+                continue;
+            }
+            worst = fmax(worst, fabs((double)v - rc[idx]));
+            scale = fmax(scale, fabs(rc[idx]));
+        }
+    }
+    double rel = scale > 0 ? worst / scale : worst;
+    double tol = t == ZB_DTYPE_BF16 ? 1e-2 : 1e-5;
+    ZB_CHECK_MSG(unwritten == 0 && pad_touched == 0 && rel <= tol,
+                 "%s m=%d n=%d k=%d ta=%d tb=%d pad=%d offset=%d beta=%g: rel err %.3g (tol %g), "
+                 "%zu unwritten, %zu padding elements touched", zb_dtype_name(t), c->m, c->n, c->k,
+                 c->ta, c->tb, c->pad, c->offset, c->beta, rel, tol, unwritten, pad_touched);
+    zb_dev_free(dev, da);
+    zb_dev_free(dev, db);
+    zb_dev_free(dev, dc);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(ra);
+    free(rb);
+    free(rc);
+}
+
+static void test_numerics(void) {
+    static const gcase cases[] = {
+        {128, 96, 64, false, false, 0, 0, 0.0f},  {128, 96, 64, true, false, 0, 0, 0.0f},
+        {128, 96, 64, false, true, 0, 0, 0.0f},   {128, 96, 64, true, true, 0, 0, 0.0f},
+        {37, 53, 29, false, false, 3, 0, 0.5f},   {37, 53, 29, true, true, 3, 0, 0.0f},
+        {37, 53, 29, false, true, 1, 1, 0.0f},    {1, 1, 1, false, false, 0, 0, 0.0f},
+        {256, 512, 384, false, true, 8, 0, -1.0f}, {64, 176, 64, false, true, 0, 8, 1.0f},
+        {512, 64, 1024, true, false, 0, 2, 0.0f},
+    };
+    for (int t = 0; t < 2; t++) {
+        zb_dtype dt = t ? ZB_DTYPE_BF16 : ZB_DTYPE_F32;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], dt);
+    }
+}
+
+static void test_cache_and_errors(void) {
+    size_t entries0 = 0, entries1 = 0;
+    uint64_t hits0 = 0, hits1 = 0, misses0 = 0, misses1 = 0;
+    zb_device_cuda_gemm_cache_stats(dev, &entries0, &hits0, &misses0);
+    gcase c = {128, 96, 64, false, false, 0, 0, 0.0f}; /* a shape test_numerics ran */
+    run_case(&c, ZB_DTYPE_F32);
+    zb_device_cuda_gemm_cache_stats(dev, &entries1, &hits1, &misses1);
+    ZB_CHECK_MSG(entries1 == entries0 && hits1 == hits0 + 1 && misses1 == misses0,
+                 "cache: entries %zu -> %zu, hits %llu -> %llu, misses %llu -> %llu", entries0,
+                 entries1, (unsigned long long)hits0, (unsigned long long)hits1,
+                 (unsigned long long)misses0, (unsigned long long)misses1);
+    ZB_CHECK(entries0 >= 20);
+
+    void *x = NULL;
+    ZB_CHECK_OK(zb_dev_alloc(dev, 1 << 16, ZB_MEM_BENCH_BUFFER, &x));
+    zb_gemm_desc g = {false, false, 16, 16, 16, 1.0f, 0.0f, x, 8, x, 16, x, 16, ZB_DTYPE_F32};
+    ZB_CHECK(dev->ops->gemm(st, &g, NULL) == ZB_ERR_INVALID); /* lda 8 < k 16 */
+    const char *msg = zb_error_message();
+    ZB_CHECK_MSG(strstr(msg, "rank 0") && strstr(msg, "m=16 n=16 k=16 lda=8"), "'%s'", msg);
+    ZB_CHECK_OK(dev->ops->stream_sync(st)); /* a refused GEMM leaves the stream healthy */
+    zb_dev_free(dev, x);
+}
+
+int main(void) {
+    int n = 0;
+    char why[256];
+    if (zb_cuda_probe(&n, why, sizeof why) != ZB_OK) {
+        printf("test_gemm_cuda: skipped: %s\n", why);
+        return SKIP;
+    }
+    zb_device_config cfg = {0, 0, 1, 60.0, NULL};
+    ZB_CHECK_OK(zb_device_create("cuda", &cfg, &dev));
+    if (!dev) return zb_test_finish("test_gemm_cuda");
+    ZB_CHECK_OK(dev->ops->stream_create(dev, "gemm", &st));
+    test_numerics();
+    test_cache_and_errors();
+    dev->ops->stream_destroy(st);
+    zb_mem_stats ms;
+    dev->ops->mem_stats(dev, &ms);
+    ZB_CHECK(ms.live_total_bytes == 0 && ms.peak_bytes[ZB_MEM_WORKSPACE] == ((size_t)32 << 20));
+    zb_dev_destroy(dev);
+    return zb_test_finish("test_gemm_cuda");
+}

@@ -1,0 +1,439 @@
+/* CUPTI record -> trace record mapping (harness/cupti_map.h) on synthetic
+ * activity records: correlation to op label/unit, NCCL kernel names and the
+ * comm stream -> comm, copies as their own kind, zero timestamps and
+ * uncorrelated records counted, dropped-record accounting, clock conversion
+ * exactness, and the overlap metric on mapped records. Also the tracer API's
+ * not-running paths and the NVTX wrappers (real NVTX3 calls in a CUDA build:
+ * without a tool attached they do nothing). Needs no GPU.
+ *
+ * CUDA streams (CUPTI ids): 3 = compute (zerobench stream 0), 7 = comm
+ * (zerobench stream 1), 42 = unregistered. */
+#include <string.h>
+
+#include "cupti_map.h"
+#include "cupti_tracer.h"
+#include "nvtx.h"
+#include "overlap.h"
+#include "zb_test.h"
+
+#define CS_COMPUTE 3u
+#define CS_COMM 7u
+#define ZS_COMPUTE 0
+#define ZS_COMM 1
+#define OFFSET 4000 /* harness clock = CUPTI clock + OFFSET in most cases */
+
+static zb_act_record gpu(zb_act_kind kind, uint32_t stream, uint32_t corr, uint64_t s, uint64_t e,
+                         const char *name) {
+    zb_act_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = kind;
+    r.stream_id = stream;
+    r.correlation_id = corr;
+    r.start_ns = s;
+    r.end_ns = e;
+    r.name = name;
+    return r;
+}
+
+static zb_act_record ext(uint32_t corr, uint64_t id, bool ours) {
+    zb_act_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = ZB_ACT_EXTERNAL_CORRELATION;
+    r.correlation_id = corr;
+    r.external_id = id;
+    r.external_is_zb = ours;
+    return r;
+}
+
+static void push(zb_cupti_map *m, uint64_t id, const char *label, int unit, zb_op_kind kind,
+                 uint64_t bytes, double flops, int stream) {
+    zb_op_info info = {kind, label, unit, bytes, flops};
+    ZB_CHECK_OK(zb_cupti_map_push_op(m, id, &info, stream));
+}
+
+static void setup(zb_cupti_map *m, zb_trace *t) {
+    ZB_CHECK_OK(zb_cupti_map_init(m, CS_COMM));
+    ZB_CHECK_OK(zb_cupti_map_set_stream(m, CS_COMPUTE, ZS_COMPUTE, false));
+    ZB_CHECK_OK(zb_cupti_map_set_stream(m, CS_COMM, ZS_COMM, true));
+    zb_cupti_map_add_clock_pair(m, 1000, 1000 + OFFSET, NULL);
+    ZB_CHECK_OK(zb_trace_init(t, 3, true));
+}
+
+static const zb_trace_record *find(const zb_trace *t, const char *label) {
+    for (size_t i = 0; i < t->n_records; i++) {
+        if (strcmp(t->records[i].label, label) == 0) return &t->records[i];
+    }
+    return NULL;
+}
+
+static void check_invariant(zb_cupti_map *m) {
+    zb_cupti_stats s;
+    zb_cupti_map_get_stats(m, &s);
+    ZB_CHECK_MSG(s.n_gpu_records == s.n_emitted + s.n_zero_timestamp + s.n_inverted +
+                                        s.n_discarded + s.n_pending,
+                 "GPU records %zu != emitted %zu + zero %zu + inverted %zu + discarded %zu + "
+                 "pending %zu",
+                 s.n_gpu_records, s.n_emitted, s.n_zero_timestamp, s.n_inverted, s.n_discarded,
+                 s.n_pending);
+}
+
+static void test_correlation_and_classification(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    setup(&m, &t);
+    push(&m, 11, "unit 2 forward gemm", 2, ZB_OP_COMPUTE, 0, 1e9, ZS_COMPUTE);
+    push(&m, 12, "unit 2 all-gather", 2, ZB_OP_COMM, 4096, 0, ZS_COMM);
+    push(&m, 13, "unit 1 backward gemm", 1, ZB_OP_COMPUTE, 0, 2e9, ZS_COMPUTE);
+
+    /* Op 11: the correlation record comes first. */
+    zb_act_record r = ext(100, 11, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 100, 2000, 2500, "_Z11gemm_kernelPKfPf");
+    zb_cupti_map_record(&m, &r);
+    /* Op 12: the NCCL kernel arrives before its correlation record. */
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 101, 2100, 2900,
+            "_Z29ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE");
+    zb_cupti_map_record(&m, &r);
+    r = ext(101, 12, true);
+    zb_cupti_map_record(&m, &r);
+    /* A copy inside op 12 on the comm stream: a copy, with its own bytes. */
+    r = gpu(ZB_ACT_MEMCPY, CS_COMM, 102, 3000, 3100, "memcpy DtoD");
+    r.bytes = 512;
+    zb_cupti_map_record(&m, &r);
+    r = ext(102, 12, true);
+    zb_cupti_map_record(&m, &r);
+    /* Op 13 via the memcpy's runtime correlation id (driver id has no ext). */
+    r = gpu(ZB_ACT_MEMCPY, CS_COMPUTE, 500, 3200, 3300, "memcpy HtoD");
+    r.runtime_correlation_id = 501;
+    r.bytes = 64;
+    zb_cupti_map_record(&m, &r);
+    r = ext(501, 13, true);
+    zb_cupti_map_record(&m, &r);
+
+    zb_cupti_stats s;
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK(s.n_pending == 4 && t.n_records == 0); /* held until the flush */
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    ZB_CHECK(t.n_records == 4);
+
+    const zb_trace_record *g = find(&t, "unit 2 forward gemm");
+    ZB_CHECK(g && g->kind == ZB_OP_COMPUTE && g->unit == 2 && g->stream == ZS_COMPUTE);
+    ZB_CHECK(g && g->start_ns == 2000 + OFFSET && g->end_ns == 2500 + OFFSET);
+    ZB_CHECK(g && g->flops == 1e9 && g->seq == 11 && g->rank == 3);
+    const zb_trace_record *ag = NULL, *cp = NULL;
+    for (size_t i = 0; i < t.n_records; i++) {
+        if (strcmp(t.records[i].label, "unit 2 all-gather") != 0) continue;
+        if (t.records[i].kind == ZB_OP_COPY) cp = &t.records[i];
+        else ag = &t.records[i];
+    }
+    ZB_CHECK(ag && ag->kind == ZB_OP_COMM && ag->unit == 2 && ag->stream == ZS_COMM);
+    ZB_CHECK(ag && ag->bytes == 4096 && ag->seq == 12);
+    ZB_CHECK(cp && cp->bytes == 512 && cp->stream == ZS_COMM && cp->unit == 2);
+    const zb_trace_record *h = find(&t, "unit 1 backward gemm");
+    ZB_CHECK(h && h->kind == ZB_OP_COPY && h->bytes == 64 && h->unit == 1);
+
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK(s.n_uncorrelated == 0 && s.n_emitted == 4 && s.n_ops == 3);
+    ZB_CHECK(s.n_emitted_by_kind[ZB_OP_COMM] == 1 && s.n_emitted_by_kind[ZB_OP_COPY] == 2);
+    ZB_CHECK(s.n_by_kind[ZB_ACT_EXTERNAL_CORRELATION] == 4 && s.n_by_kind[ZB_ACT_KERNEL] == 2);
+    check_invariant(&m);
+    zb_trace_destroy(&t);
+    zb_cupti_map_free(&m);
+}
+
+static void test_uncorrelated_and_streams(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    setup(&m, &t);
+    /* An op registered as compute whose kernel is NCCL's: the name wins. */
+    push(&m, 20, "unit 0 mislabelled", 0, ZB_OP_COMPUTE, 0, 0, ZS_COMPUTE);
+    zb_act_record r = ext(200, 20, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 200, 1500, 1600, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    /* Uncorrelated kernels: NCCL by name (pattern beyond the label length),
+     * any kernel on the comm stream, a plain kernel, a foreign external id. */
+    const char *long_name =
+        "_ZN38a_namespace_long_enough_to_push_it_out10ncclKernelEv"; /* ncclKernel at byte 40+ */
+    r = gpu(ZB_ACT_KERNEL, 42, 201, 1100, 1200, long_name);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 202, 1200, 1300, "_Z11cast_to_f32PKtPf");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 203, 1300, 1400, "rmsnorm_kernel(float*, int)");
+    zb_cupti_map_record(&m, &r);
+    r = ext(203, 999, false); /* another tool's id: ignored, counted */
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMSET, 42, 204, 1400, 1450, NULL);
+    r.bytes = 128;
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMCPY, CS_COMM, 205, 1450, 1460, "memcpy HtoD");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+
+    const zb_trace_record *x = find(&t, "unit 0 mislabelled");
+    ZB_CHECK(x && x->kind == ZB_OP_COMM && x->unit == 0);
+    x = find(&t, "a_namespace_long_enough_to_push_it_out::ncclKer");
+    ZB_CHECK_MSG(x && x->kind == ZB_OP_COMM && x->unit == -1 &&
+                     x->stream == ZB_CUPTI_FOREIGN_STREAM_BASE + 42 && x->seq == 0,
+                 "long NCCL kernel name: %s", x ? "wrong fields" : "not found");
+    x = find(&t, "cast_to_f32");
+    ZB_CHECK(x && x->kind == ZB_OP_COMM && x->stream == ZS_COMM && x->unit == -1);
+    x = find(&t, "rmsnorm_kernel");
+    ZB_CHECK(x && x->kind == ZB_OP_COMPUTE && x->stream == ZS_COMPUTE && x->unit == -1);
+    x = find(&t, "memset");
+    ZB_CHECK(x && x->kind == ZB_OP_COPY && x->bytes == 128 &&
+             x->stream == ZB_CUPTI_FOREIGN_STREAM_BASE + 42);
+    x = find(&t, "memcpy HtoD");
+    ZB_CHECK(x && x->kind == ZB_OP_COPY && x->stream == ZS_COMM); /* copy, not comm */
+
+    zb_cupti_stats s;
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK(s.n_uncorrelated == 5 && s.n_foreign_external == 1 && s.n_emitted == 6);
+    check_invariant(&m);
+    zb_trace_destroy(&t);
+    zb_cupti_map_free(&m);
+}
+
+static void test_counted_never_lost(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    setup(&m, &t);
+    zb_act_record r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 1, 0, 500, "k_no_start");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMCPY, CS_COMPUTE, 2, 500, 0, "memcpy DtoH");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMSET, CS_COMPUTE, 3, 900, 800, "memset");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 4, 1000, 1000, "_Z5emptyv"); /* zero length: kept */
+    zb_cupti_map_record(&m, &r);
+    /* Host-side kinds: counted and summed, never turned into trace records. */
+    r = gpu(ZB_ACT_SYNCHRONIZATION, 0, 5, 100, 350, NULL);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_OVERHEAD, 0, 0, 10, 30, NULL);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_RUNTIME, 0, 6, 10, 30, NULL);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_DRIVER, 0, 7, 10, 30, NULL);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_OTHER, 0, 0, 0, 0, NULL);
+    zb_cupti_map_record(&m, &r);
+    r.kind = (zb_act_kind)77; /* out of range reads as other */
+    zb_cupti_map_record(&m, &r);
+    zb_cupti_map_add_dropped(&m, 3);
+    zb_cupti_map_add_dropped(&m, 2);
+    zb_cupti_map_add_buffer_error(&m);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    ZB_CHECK(t.n_records == 1 && find(&t, "empty") != NULL);
+
+    zb_cupti_stats s;
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK(s.n_zero_timestamp == 2 && s.n_inverted == 1 && s.n_emitted == 1);
+    ZB_CHECK(s.n_dropped == 5 && s.n_buffer_errors == 1);
+    ZB_CHECK(s.sync_ns == 250 && s.overhead_ns == 20);
+    ZB_CHECK(s.n_by_kind[ZB_ACT_RUNTIME] == 1 && s.n_by_kind[ZB_ACT_DRIVER] == 1);
+    ZB_CHECK(s.n_by_kind[ZB_ACT_OTHER] == 2 && s.n_gpu_records == 4);
+    check_invariant(&m);
+
+    /* A NULL trace discards, counted; a flush without a clock pair refuses. */
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 8, 2000, 2100, "_Z1kv");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, NULL));
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK(s.n_discarded == 1 && s.n_pending == 0);
+    check_invariant(&m);
+    zb_cupti_map_free(&m);
+
+    ZB_CHECK_OK(zb_cupti_map_init(&m, -1));
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK(zb_cupti_map_flush(&m, &t) == ZB_ERR_INVALID);
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK(s.n_pending == 1);
+    zb_cupti_map_add_clock_pair(&m, 0, 0, NULL);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    ZB_CHECK(t.n_records == 2 && find(&t, "k") != NULL);
+    ZB_CHECK(zb_cupti_map_push_op(&m, 0, NULL, 0) == ZB_ERR_INVALID);
+    zb_cupti_map_free(&m);
+    zb_trace_destroy(&t);
+}
+
+static void test_generations(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    setup(&m, &t);
+    push(&m, 30, "unit 5 reduce-scatter", 5, ZB_OP_COMM, 100, 0, ZS_COMM);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t)); /* op 30 moves to the previous generation */
+    zb_act_record r = ext(300, 30, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 300, 5000, 5100, "_Z1kv");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t)); /* still resolves */
+    ZB_CHECK(t.n_records == 1 && find(&t, "unit 5 reduce-scatter") != NULL);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t)); /* op 30 and correlation 300 age out */
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 300, 6000, 6100, "_Z1kv");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    ZB_CHECK(t.n_records == 2 && t.records[1].unit == -1 && strcmp(t.records[1].label, "k") == 0);
+    zb_trace_destroy(&t);
+    zb_cupti_map_free(&m);
+}
+
+static void test_clock(void) {
+    const int64_t c0 = 1700000000123456789LL, m0 = 86400123456789LL; /* realtime vs monotonic */
+    zb_clock_map c;
+    zb_clock_map_init(&c);
+    ZB_CHECK(zb_clock_map_convert(&c, 42) == 42); /* no pair: unchanged */
+    int64_t res = -1;
+    zb_clock_map_add(&c, c0, m0, &res);
+    ZB_CHECK(res == 0);
+    ZB_CHECK(zb_clock_map_convert(&c, c0 + 987654321) == m0 + 987654321); /* pure offset */
+    zb_clock_map_add(&c, c0 + 3600000000000LL, m0 + 3600000000000LL, &res);
+    ZB_CHECK(res == 0 && c.drift == 0.0);
+    ZB_CHECK(zb_clock_map_convert(&c, c0 + 7) == m0 + 7);
+    ZB_CHECK(zb_clock_map_convert(&c, c0 - 5000) == m0 - 5000);
+
+    /* Drift of 1000 ppm, pairs exactly on the line: conversion exact. The
+     * second pair shows the drift the offset-only model missed (2 ms over
+     * 2 s); from the third on the line is known and residuals are 0. */
+    zb_clock_map_init(&c);
+    for (int64_t i = 0; i < 5; i++) {
+        int64_t x = i * 2000000000LL;
+        zb_clock_map_add(&c, c0 + x, m0 + x + x / 1000, &res);
+        int64_t want = i == 1 ? 2000000 : 0;
+        ZB_CHECK_MSG(res == want, "pair %lld residual %lld", (long long)i, (long long)res);
+    }
+    ZB_CHECK(c.max_residual_ns == 2000000);
+    ZB_CHECK(zb_clock_map_convert(&c, c0 + 5000000000LL) == m0 + 5005000000LL);
+    ZB_CHECK(zb_clock_map_convert(&c, c0 + 123000) == m0 + 123123);
+
+    /* A pair 5 us off the line shows as its residual. */
+    zb_clock_map_add(&c, c0 + 10000000000LL, m0 + 10010000000LL + 5000, &res);
+    ZB_CHECK(res == 5000 && c.max_residual_ns == 2000000);
+
+    /* More pairs than slots: the reference stays, conversion stays exact. */
+    zb_clock_map_init(&c);
+    for (int64_t i = 0; i < 3 * ZB_CLOCK_MAP_MAX_PAIRS; i++) {
+        zb_clock_map_add(&c, c0 + i * 1000000, m0 + i * 1000000 - 17, NULL);
+    }
+    ZB_CHECK(c.n_pairs == ZB_CLOCK_MAP_MAX_PAIRS && c.pairs[0].cupti_ns == c0);
+    ZB_CHECK(zb_clock_map_convert(&c, c0 + 1) == m0 - 16 && c.max_residual_ns == 0);
+}
+
+static int64_t fake_clock(void *ctx) { return zb_now_ns() + *(const int64_t *)ctx; }
+static int64_t broken_clock(void *ctx) {
+    (void)ctx;
+    return -1;
+}
+
+static void test_clock_measure(void) {
+    int64_t off = 1700000000000000000LL;
+    zb_clock_map c;
+    zb_clock_map_init(&c);
+    ZB_CHECK_OK(zb_clock_map_measure(&c, fake_clock, &off, 8, NULL));
+    int64_t res = 0;
+    ZB_CHECK_OK(zb_clock_map_measure(&c, fake_clock, &off, 8, &res));
+    ZB_CHECK_MSG(res > -1000000 && res < 1000000, "residual %lld ns", (long long)res);
+    int64_t before = zb_now_ns();
+    int64_t reading = fake_clock(&off);
+    int64_t after = zb_now_ns();
+    int64_t conv = zb_clock_map_convert(&c, reading);
+    ZB_CHECK_MSG(conv >= before - 1000000 && conv <= after + 1000000,
+                 "converted %lld outside [%lld, %lld] +- 1 ms", (long long)conv, (long long)before,
+                 (long long)after);
+    ZB_CHECK(zb_clock_map_measure(&c, broken_clock, NULL, 4, NULL) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_clock_map_measure(&c, NULL, NULL, 4, NULL) == ZB_ERR_INVALID);
+}
+
+static void test_names(void) {
+    char out[ZB_LABEL_MAX];
+    zb_cupti_short_name("_Z13gemm_kernel_2PfS_", out, sizeof out);
+    ZB_CHECK(strcmp(out, "gemm_kernel_2") == 0);
+    zb_cupti_short_name("_ZN7cutlass6KernelINS_4gemmEEEvT_", out, sizeof out);
+    ZB_CHECK(strcmp(out, "cutlass::Kernel") == 0);
+    zb_cupti_short_name("_ZL9my_staticv", out, sizeof out);
+    ZB_CHECK(strcmp(out, "my_static") == 0);
+    zb_cupti_short_name("softmax(float const*, int)", out, sizeof out);
+    ZB_CHECK(strcmp(out, "softmax") == 0);
+    zb_cupti_short_name("_Z99short", out, sizeof out); /* bad length: copied */
+    ZB_CHECK(strcmp(out, "_Z99short") == 0);
+    zb_cupti_short_name(NULL, out, sizeof out);
+    ZB_CHECK(out[0] == '\0');
+    char tiny[4];
+    zb_cupti_short_name("_Z10abcdefghijv", tiny, sizeof tiny);
+    ZB_CHECK(strcmp(tiny, "abc") == 0);
+
+    /* The same NCCL names as the overlap metric, matched on the full name. */
+    const char *nccl[] = {"ncclDevKernel_AllGather", "ncclSymkDevKernel_x", "ncclKernel_y",
+                          "oneRankReduce"};
+    for (size_t i = 0; i < 4; i++) {
+        ZB_CHECK(zb_cupti_is_nccl_kernel(nccl[i]) && zb_overlap_is_nccl_label(nccl[i]));
+    }
+    ZB_CHECK(!zb_cupti_is_nccl_kernel("_Z4gemmv") && !zb_cupti_is_nccl_kernel(NULL));
+    ZB_CHECK(strcmp(zb_act_kind_name(ZB_ACT_EXTERNAL_CORRELATION), "external-correlation") == 0);
+}
+
+/* Mapped records feed the overlap metric as DESIGN.md §4 defines it. */
+static void test_overlap_on_mapped(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    setup(&m, &t);
+    push(&m, 40, "unit 0 forward", 0, ZB_OP_COMPUTE, 0, 1e6, ZS_COMPUTE);
+    zb_act_record r = ext(400, 40, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 400, 1000, 1100, "_Z4gemmv"); /* [5000, 5100) */
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 401, 1050, 1150, "ncclDevKernel_AllGather_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    zb_overlap o;
+    ZB_CHECK_OK(zb_overlap_compute(t.records, t.n_records, ZS_COMM, 0, 10000, &o));
+    ZB_CHECK(o.comm_ns == 100 && o.compute_ns == 100 && o.overlap_ns == 50);
+    ZB_CHECK(o.overlap_pct == 50.0 && o.exposed_comm_ns == 50);
+    zb_trace_destroy(&t);
+    zb_cupti_map_free(&m);
+}
+
+/* The tracer API when it is not running (either build): all no-ops. */
+static void test_tracer_not_running(void) {
+    ZB_CHECK(!zb_cupti_active());
+    zb_cupti_op_begin("unit 0 forward", 0, ZB_OP_COMPUTE, 1.0, 0);
+    zb_cupti_op_end();
+    zb_cupti_op_end(); /* unbalanced: ignored */
+    ZB_CHECK(zb_cupti_flush() == ZB_ERR_UNSUPPORTED);
+    ZB_CHECK(zb_cupti_register_stream(NULL, 0, false) == ZB_ERR_UNSUPPORTED);
+    ZB_CHECK_OK(zb_cupti_stop());
+    zb_cupti_stats s;
+    ZB_CHECK(zb_cupti_get_stats(&s) == ZB_ERR_UNSUPPORTED);
+    ZB_CHECK(zb_cupti_unavailable_reason() != NULL);
+}
+
+static void test_nvtx(void) {
+    char buf[64];
+    ZB_CHECK(strcmp(zb_nvtx_range_name(ZB_NVTX_FORWARD, 3, buf, sizeof buf), "unit 3 forward") == 0);
+    ZB_CHECK(strcmp(zb_nvtx_range_name(ZB_NVTX_BACKWARD, 0, buf, sizeof buf), "unit 0 backward") == 0);
+    ZB_CHECK(strcmp(zb_nvtx_range_name(ZB_NVTX_ALL_GATHER, 12, buf, sizeof buf),
+                    "unit 12 all-gather") == 0);
+    ZB_CHECK(strcmp(zb_nvtx_range_name(ZB_NVTX_REDUCE_SCATTER, 1, buf, sizeof buf),
+                    "unit 1 reduce-scatter") == 0);
+    ZB_CHECK(strcmp(zb_nvtx_range_name(ZB_NVTX_OPTIMIZER, 7, buf, sizeof buf), "optimizer step") == 0);
+    ZB_CHECK(zb_nvtx_range_color(ZB_NVTX_ALL_GATHER) == ZB_NVTX_COLOR_COMM);
+    ZB_CHECK(zb_nvtx_range_color(ZB_NVTX_FORWARD) == ZB_NVTX_COLOR_COMPUTE);
+    /* Real NVTX3 calls in a CUDA build; with no tool attached they do nothing. */
+    zb_nvtx_push_range(ZB_NVTX_FORWARD, 0);
+    zb_nvtx_push("inner");
+    zb_nvtx_pop();
+    zb_nvtx_pop();
+}
+
+int main(void) {
+    test_correlation_and_classification();
+    test_uncorrelated_and_streams();
+    test_counted_never_lost();
+    test_generations();
+    test_clock();
+    test_clock_measure();
+    test_names();
+    test_overlap_on_mapped();
+    test_tracer_not_running();
+    test_nvtx();
+    return zb_test_finish("test_cupti_map");
+}
