@@ -16,9 +16,12 @@
  * collective, makes the comm stream wait for all compute issued so far and
  * the compute stream wait for the collective, so nothing overlaps. The
  * optimizer runs after the backward, unit by unit, each after its unit's
- * reduction; at stages 1-2 the updated shards are all-gathered in place. */
+ * reduction; at stages 1-2 the updated shards are all-gathered in place.
+ * NVTX ranges ("unit <u> forward", ...) mark what the host issues, so an
+ * Nsight Systems timeline reads like zerobench's own trace. */
 #include "data.h"
 #include "engine_impl.h"
+#include "nvtx.h"
 
 static const zb_device_ops *ops(const zb_engine *e) { return e->dev->ops; }
 static bool is_sync(const zb_engine *e) { return e->cfg.mode == ZB_MODE_SYNC; }
@@ -44,7 +47,7 @@ static int unit_of_use(const zb_engine *e, int use) {
 static int pslot_of_use(const zb_engine *e, int use) { return use % e->n_pslots; }
 
 /* Stage 3: all-gather the unit of `use` into its ring slot. */
-static zb_status issue_gather(zb_engine *e, int use) {
+static zb_status issue_gather_ops(zb_engine *e, int use) {
     int u = unit_of_use(e, use), slot = pslot_of_use(e, use);
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_pslot_free[slot]));
     ZB_TRY(comm_after_compute(e));
@@ -52,6 +55,13 @@ static zb_status issue_gather(zb_engine *e, int use) {
                                    ZB_DTYPE_F32, use < e->n_units ? "allgather.fwd" : "allgather.bwd", u));
     ZB_TRY(ops(e)->event_record(e->ev_gathered[use], e->ms));
     return compute_after_comm(e);
+}
+
+static zb_status issue_gather(zb_engine *e, int use) {
+    zb_nvtx_push_range(ZB_NVTX_ALL_GATHER, unit_of_use(e, use));
+    zb_status st = issue_gather_ops(e, use);
+    zb_nvtx_pop();
+    return st;
 }
 
 /* The parameters compute reads at `use`, after waiting for their gather. */
@@ -85,7 +95,7 @@ static zb_unit_ctx unit_ctx(zb_engine *e) {
     return c;
 }
 
-static zb_status compute_forward(zb_engine *e, int u) {
+static zb_status compute_forward_ops(zb_engine *e, int u) {
     const float *params = NULL;
     ZB_TRY(params_for_use(e, u, &params));
     zb_unit_ctx c = unit_ctx(e);
@@ -95,13 +105,20 @@ static zb_status compute_forward(zb_engine *e, int u) {
     return release_params(e, u);
 }
 
+static zb_status compute_forward(zb_engine *e, int u) {
+    zb_nvtx_push_range(ZB_NVTX_FORWARD, u);
+    zb_status st = compute_forward_ops(e, u);
+    zb_nvtx_pop();
+    return st;
+}
+
 /* j-th backward (unit U-1-j): gradients into the persistent full buffer
  * (stages 0-1) or into a gathered-gradient ring slot (stages 2-3). */
 static float *grad_target(zb_engine *e, int j, int u) {
     return zb_engine_full_grads(e->cfg.stage) ? e->grad[u] : e->gslot[j % e->n_gslots];
 }
 
-static zb_status compute_backward(zb_engine *e, int use) {
+static zb_status compute_backward_ops(zb_engine *e, int use) {
     int j = use - e->n_units, u = unit_of_use(e, use);
     const float *params = NULL;
     ZB_TRY(params_for_use(e, use, &params));
@@ -123,10 +140,17 @@ static zb_status compute_backward(zb_engine *e, int use) {
     return ops(e)->event_record(e->ev_bwd_done[u], e->cs);
 }
 
+static zb_status compute_backward(zb_engine *e, int use) {
+    zb_nvtx_push_range(ZB_NVTX_BACKWARD, unit_of_use(e, use));
+    zb_status st = compute_backward_ops(e, use);
+    zb_nvtx_pop();
+    return st;
+}
+
 /* The reduction of unit u's gradients: all-reduce (stage 0), in-place
  * reduce-scatter into the full buffer (1), reduce-scatter from the ring
  * slot into the shard (2-3). */
-static zb_status issue_reduction(zb_engine *e, int use) {
+static zb_status issue_reduction_ops(zb_engine *e, int use) {
     int j = use - e->n_units, u = unit_of_use(e, use);
     zb_comm *c = e->comm;
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_bwd_done[u]));
@@ -146,6 +170,13 @@ static zb_status issue_reduction(zb_engine *e, int use) {
     }
     ZB_TRY(ops(e)->event_record(e->ev_reduced[u], e->ms));
     return compute_after_comm(e);
+}
+
+static zb_status issue_reduction(zb_engine *e, int use) {
+    zb_nvtx_push_range(ZB_NVTX_REDUCE_SCATTER, unit_of_use(e, use));
+    zb_status st = issue_reduction_ops(e, use);
+    zb_nvtx_pop();
+    return st;
 }
 
 /* AdamW on this rank's part of unit u, then the compute-dtype copy; at
@@ -197,7 +228,11 @@ static zb_status issue_step(zb_engine *e, int step) {
         }
     }
     e->opt_step++;
-    for (int u = 0; u < e->n_units; u++) ZB_TRY(optimizer_unit(e, u));
+    zb_nvtx_push_range(ZB_NVTX_OPTIMIZER, -1);
+    zb_status st = ZB_OK;
+    for (int u = 0; u < e->n_units && st == ZB_OK; u++) st = optimizer_unit(e, u);
+    zb_nvtx_pop();
+    ZB_TRY(st);
     zb_op_info info = {ZB_OP_COPY, "read_loss", -1, sizeof(float), 0};
     return ops(e)->memcpy_async(e->cs, &e->loss_host, e->loss_dev, sizeof(float), &info);
 }
