@@ -28,6 +28,11 @@ typedef struct zb_step_stats {
     size_t peak_bytes, peak_tag_bytes[ZB_MEM_TAG_COUNT];
     size_t expected_tag_bytes[ZB_MEM_TAG_COUNT];
     uint64_t comm_bytes_per_step, comm_bytes_formula;
+    /* GPU only (device_view): the pool's reserved high-water mark, the
+     * highest cudaMemGetInfo use seen, and memory outside the pool
+     * (CUDA context, NCCL, cuBLASLt, CUPTI). */
+    bool device_view;
+    size_t pool_reserved_high_bytes, device_used_high_bytes, library_bytes;
     size_t dropped_records;
     float loss_first, loss_last;
 } zb_step_stats;

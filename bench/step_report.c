@@ -127,6 +127,14 @@ void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_st
                "DESIGN.md's formula\n");
     print_memory_table(f, runs, n_runs);
     for (int i = 0; i < n_runs; i++) {
+        if (runs[i].device_view) {
+            fprintf(f, "# device view, stage %d %s: pool reserved high %.2f MiB, GPU memory used high %.2f MiB, "
+                       "outside the pool (context, NCCL, cuBLASLt, CUPTI) %.2f MiB\n",
+                    runs[i].stage, mode_name(runs[i].mode), (double)runs[i].pool_reserved_high_bytes / MIB,
+                    (double)runs[i].device_used_high_bytes / MIB, (double)runs[i].library_bytes / MIB);
+        }
+    }
+    for (int i = 0; i < n_runs; i++) {
         if (runs[i].dropped_records) {
             fprintf(f, "# WARNING: %zu trace records dropped in stage %d %s: its trace metrics are incomplete\n",
                     runs[i].dropped_records, runs[i].stage, mode_name(runs[i].mode));
@@ -163,6 +171,11 @@ static json_t *metrics_json(const zb_step_plan *plan, const zb_step_stats *r, do
     json_object_set_new(m, "ledger_by_tag_bytes", tag_bytes_json(r->expected_tag_bytes));
     json_object_set_new(m, "comm_bytes_per_step", json_integer((json_int_t)r->comm_bytes_per_step));
     json_object_set_new(m, "comm_bytes_formula", json_integer((json_int_t)r->comm_bytes_formula));
+    if (r->device_view) {
+        json_object_set_new(m, "device_pool_reserved_high_bytes", json_integer((json_int_t)r->pool_reserved_high_bytes));
+        json_object_set_new(m, "device_used_high_bytes", json_integer((json_int_t)r->device_used_high_bytes));
+        json_object_set_new(m, "device_library_bytes", json_integer((json_int_t)r->library_bytes));
+    }
     json_object_set_new(m, "model_flops_per_token", zb_json_real_or_null(plan->flops.model_flops));
     json_object_set_new(m, "trace_records_dropped", json_integer((json_int_t)r->dropped_records));
     json_object_set_new(m, "loss_first", zb_json_real_or_null(r->loss_first));

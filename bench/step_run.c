@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_backend.h"
 #include "step.h"
 
 typedef struct per_step {
@@ -134,6 +135,13 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         zb_engine_expected_peaks(e, out->expected_tag_bytes);
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
         out->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
+        zb_cuda_meminfo mi;
+        if (!strcmp(ctx->backends.device, "cuda") && zb_device_cuda_meminfo(ctx->dev, &mi) == ZB_OK) {
+            out->device_view = true;
+            out->pool_reserved_high_bytes = mi.pool_reserved_high_bytes;
+            out->device_used_high_bytes = mi.used_high_bytes;
+            out->library_bytes = mi.other_bytes;
+        }
         summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);
