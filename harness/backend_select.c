@@ -55,9 +55,11 @@ zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double 
     zb_stream *streams[2] = {*comm_stream, *compute};
     zb_comm_config cc = {timeout_s};
     if (!strcmp(b->comm, "nccl")) return zb_comm_nccl_create(*dev, streams, 2, &cc, comm);
-    if (!(*dev)->ops->launch_host) {
+    /* The mpi comm runs collectives as host ops, staged through pinned host
+     * memory where device memory is not host memory (comm_mpi.c). */
+    if (!zb_dev_runs_host_code(*dev)) {
         return ZB_FAIL(ZB_ERR_INVALID, "--comm mpi on --backend %s: this device cannot run MPI in stream order "
-                       "yet (host staging); use --comm nccl", b->device);
+                       "(no host ops or host staging); use --comm nccl", b->device);
     }
     return zb_comm_mpi_create(*dev, streams, 2, &cc, comm);
 }

@@ -7,15 +7,31 @@
  * progress thread), and it is what lets a comm stream overlap a compute
  * stream. Non-blocking reduce-scatter is also several times faster than the
  * blocking one on Open MPI 4.1 (REFERENCE.md). bf16 sums use a user-defined
- * MPI_Op that adds in fp32 and rounds to nearest even. */
+ * MPI_Op that adds in fp32 and rounds to nearest even.
+ *
+ * Device memory that is not host memory (cuda; zb_dev_mem_is_host false):
+ * Open MPI here is not CUDA-aware, so each collective is staged through a
+ * pinned host buffer, all in the issuing stream's order: memcpy_async of the
+ * input into the buffer, the MPI collective on the buffer as a host op (in
+ * place), memcpy_async of the result back (comm_stage.h has the layout; the
+ * copy back writes only what the collective owns). One buffer per stream
+ * (ops on a stream run in order), grow-only: growing first waits, bounded,
+ * for the stream's earlier work, then frees the old buffer. The buffers are
+ * freed at destroy, after the same bounded wait on every stream. On a
+ * device whose memory is host memory (cpu) nothing is staged or copied.
+ * The device's launch_host must run host ops of different streams
+ * independently (each MPI communicator is polled by its own stream's host
+ * thread); the cuda device's does (harness/cuda/device_cuda_host.c). */
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bf16.h"
 #include "comm.h"
+#include "comm_stage.h"
 
 #define ZB_MPI_MAX_STREAMS 8
 
@@ -25,6 +41,10 @@ typedef struct mpi_comm {
     zb_stream *streams[ZB_MPI_MAX_STREAMS];
     MPI_Comm comms[ZB_MPI_MAX_STREAMS];
     MPI_Op bf16_sum;
+    bool staged;                        /* device memory is not host memory */
+    zb_event *quiet[ZB_MPI_MAX_STREAMS]; /* staged: marks "the stream's work so far" */
+    void *stage[ZB_MPI_MAX_STREAMS];    /* staged: pinned host buffer per stream */
+    size_t stage_bytes[ZB_MPI_MAX_STREAMS];
 } mpi_comm;
 
 typedef struct mpi_coll_op {
@@ -129,6 +149,73 @@ static zb_status coll_run(void *arg) {
 
 static void coll_free(void *arg) { free(arg); }
 
+/* Waits, bounded by the device's timeout, for the work issued to stream
+ * `slot` so far (not its sticky error: that is the next sync's to report). */
+static zb_status stream_quiesce(mpi_comm *c, int slot) {
+    const zb_device_ops *d = c->base.dev->ops;
+    ZB_TRY(d->event_record(c->quiet[slot], c->streams[slot]));
+    return d->event_sync(c->quiet[slot]);
+}
+
+/* The stream's staging buffer, grown (grow-only) to hold `need` bytes. */
+static zb_status stage_reserve(mpi_comm *c, int slot, size_t need, char **out) {
+    zb_device *dev = c->base.dev;
+    if (need > c->stage_bytes[slot]) {
+        size_t cap = zb_stage_capacity(c->stage_bytes[slot], need);
+        if (c->stage[slot]) { /* earlier ops queued on this stream may still use it */
+            ZB_TRY(stream_quiesce(c, slot));
+            dev->ops->free_host(dev, c->stage[slot]);
+            c->stage[slot] = NULL;
+            c->stage_bytes[slot] = 0;
+        }
+        ZB_TRY(dev->ops->alloc_host(dev, cap, ZB_MEM_COMM_BUFFER, &c->stage[slot]));
+        c->stage_bytes[slot] = cap;
+    }
+    *out = (char *)c->stage[slot];
+    return ZB_OK;
+}
+
+static void stage_copy_info(zb_op_info *info, char *label, size_t n, const mpi_coll_op *op,
+                            const char *what, size_t bytes) {
+    snprintf(label, n, "%s.%s", op->label, what);
+    zb_op_info i = {ZB_OP_COPY, label, op->unit, bytes, 0.0};
+    *info = i;
+}
+
+/* Staged: input to the host buffer, the collective there, result back; the
+ * op is consumed (queued or freed) either way. */
+static zb_status coll_issue_staged(mpi_comm *c, int slot, mpi_coll_op *op, const zb_op_info *info) {
+    zb_device *dev = c->base.dev;
+    zb_stream *s = c->streams[slot];
+    const void *dev_send = op->send;
+    void *dev_recv = op->recv;
+    zb_stage_plan plan;
+    char *host = NULL;
+    zb_status st = zb_stage_plan_make(op->kind, op->count, zb_dtype_size(op->dtype), c->base.rank,
+                                      c->base.n_ranks, &plan);
+    if (st == ZB_OK) st = stage_reserve(c, slot, plan.host_bytes, &host);
+    char label[ZB_LABEL_MAX + 16];
+    zb_op_info ci;
+    if (st == ZB_OK && plan.in_bytes) {
+        stage_copy_info(&ci, label, sizeof label, op, "stage_in", plan.in_bytes);
+        st = dev->ops->memcpy_async(s, host + plan.in_host_offset, dev_send, plan.in_bytes, &ci);
+    }
+    if (st != ZB_OK) {
+        free(op);
+        return st;
+    }
+    op->send = host ? host + plan.host_send_offset : NULL;
+    op->recv = host ? host + plan.host_recv_offset : NULL;
+    stage_copy_info(&ci, label, sizeof label, op, "stage_out", plan.out_bytes);
+    st = dev->ops->launch_host(s, coll_run, op, coll_free, info);
+    if (st != ZB_OK) {
+        free(op);
+        return st;
+    }
+    if (!plan.out_bytes) return ZB_OK;
+    return dev->ops->memcpy_async(s, dev_recv, host + plan.out_host_offset, plan.out_bytes, &ci);
+}
+
 static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void *send, void *recv,
                             size_t count, zb_dtype dtype, const char *label, int unit) {
     mpi_comm *c = (mpi_comm *)zc;
@@ -144,9 +231,10 @@ static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void 
         return ZB_FAIL(ZB_ERR_INVALID, "%s of %zu elements exceeds MPI's int count limit (%d)",
                        zb_coll_name(kind), count, INT_MAX);
     }
-    if (!zc->dev->ops->launch_host) {
+    if (!zb_dev_runs_host_code(zc->dev)) {
         return ZB_FAIL(ZB_ERR_UNSUPPORTED, "the mpi comm needs a device that runs host code in "
-                       "stream order; device '%s' cannot", zc->dev->ops->name);
+                       "stream order on host memory or pinned staging; device '%s' cannot",
+                       zc->dev->ops->name);
     }
     mpi_coll_op *op = (mpi_coll_op *)calloc(1, sizeof *op);
     if (!op) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory issuing %s", zb_coll_name(kind));
@@ -166,6 +254,7 @@ static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void 
     info.bytes = kind == ZB_COLL_ALLREDUCE ? count * e : count * e * n;
     if (kind == ZB_COLL_BARRIER) info.bytes = 0;
     zc->sent_bytes[kind] += zb_coll_sent_bytes(kind, count, e, zc->n_ranks);
+    if (c->staged) return coll_issue_staged(c, slot, op, &info);
     zb_status st = zc->dev->ops->launch_host(s, coll_run, op, coll_free, &info);
     if (st != ZB_OK) free(op);
     return st;
@@ -189,6 +278,20 @@ static zb_status mpi_barrier(zb_comm *c, zb_stream *s) {
 
 static void mpi_destroy(zb_comm *zc) {
     mpi_comm *c = (mpi_comm *)zc;
+    zb_device *dev = c->base.dev;
+    for (int i = 0; i < c->n_streams; i++) {
+        if (!c->stage[i]) continue;
+        if (stream_quiesce(c, i) != ZB_OK) { /* still in use: leak it rather than free it */
+            fprintf(stderr, "zerobench: warning: rank %d: %s; the mpi comm's staging buffer of "
+                    "stream '%s' (%zu bytes) is left allocated\n", c->base.rank,
+                    zb_error_message(), c->streams[i]->name, c->stage_bytes[i]);
+            continue;
+        }
+        dev->ops->free_host(dev, c->stage[i]);
+    }
+    for (int i = 0; i < c->n_streams; i++) {
+        if (c->quiet[i]) dev->ops->event_destroy(c->quiet[i]);
+    }
     for (int i = 0; i < c->n_streams; i++) MPI_Comm_free(&c->comms[i]);
     if (c->bf16_sum != MPI_OP_NULL) MPI_Op_free(&c->bf16_sum);
     free(c);
@@ -233,6 +336,25 @@ zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_st
     if (rc != MPI_SUCCESS) {
         mpi_destroy(&c->base);
         return mpi_fail(rc, 0, "MPI_Op_create", "bf16 sum");
+    }
+    c->staged = !zb_dev_mem_is_host(dev); /* the same on every rank: one device kind per job */
+    if (c->staged) {
+        zb_status st = ZB_OK;
+        if (!zb_dev_runs_host_code(dev)) {
+            st = ZB_FAIL(ZB_ERR_UNSUPPORTED, "rank %d: the mpi comm cannot run on device '%s': its "
+                         "memory is not host memory and it has no host ops or pinned host memory "
+                         "to stage through", c->base.rank, dev->ops->name);
+        }
+        for (int i = 0; i < c->n_streams && st == ZB_OK; i++) {
+            st = dev->ops->event_create(dev, &c->quiet[i]);
+        }
+        if (st != ZB_OK) {
+            char msg[ZB_ERROR_MAX];
+            snprintf(msg, sizeof msg, "%s", zb_error_message());
+            mpi_destroy(&c->base);
+            zb_error_adopt(st, msg);
+            return st;
+        }
     }
     *out = &c->base;
     return ZB_OK;

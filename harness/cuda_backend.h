@@ -13,10 +13,17 @@
  * semantics: one non-blocking cudaStream_t per zb_stream, a cudaEvent_t per
  * zb_event, memory from a dedicated CUDA memory pool, GEMM through cuBLASLt.
  * It leaves no trace records of its own for GPU work: on this backend
- * cfg->trace is filled by the CUPTI tracer, which maps GPU activity back to
- * harness ops through the op hooks below. The one exception is launch_host:
- * host functions run on the host, are invisible to CUPTI, and are timed and
- * recorded by the device itself on the harness clock. */
+ * cfg->trace is filled by the CUPTI tracer (cupti_tracer.h), which maps GPU
+ * activity back to harness ops through zb_cuda_op_begin/end below; streams
+ * are registered with the tracer as they are created. The one exception is
+ * launch_host: host functions run on the host, are invisible to CUPTI, and
+ * are timed and recorded by the device itself on the harness clock.
+ *
+ * The ops table has launch_host (a proxy thread per stream; the stream waits
+ * for it on the GPU) and pinned host memory (alloc_host/free_host;
+ * mem_is_host is false), so the mpi comm runs here, staging every collective
+ * through pinned host buffers (comm_mpi.c): this is how several ranks share
+ * one GPU (NCCL refuses two ranks on one GPU). */
 #ifndef ZB_CUDA_BACKEND_H
 #define ZB_CUDA_BACKEND_H
 
@@ -85,11 +92,12 @@ void *zb_cuda_stream_handle(const zb_stream *s);
  * a failed op. Returns a DEVICE pointer. */
 int32_t *zb_cuda_stream_error_word(const zb_stream *s);
 
-/* Op hooks: called on the issuing thread around the CUDA calls that issue one
- * harness op (a GEMM, a copy, a kernel), so the CUPTI tracer can push an
- * external correlation id naming the op. `seq` numbers ops in issue order on
- * the device (trace records' seq). Installed by the tracer; NULL members and
- * a NULL table mean no hooks. The table is copied. */
+/* Op hooks: optional observers called on the issuing thread around the CUDA
+ * calls that issue one harness op (a GEMM, a copy, a kernel, a collective).
+ * `seq` numbers ops in issue order on the device (trace records' seq).
+ * The CUPTI tracer needs no hook: zb_cuda_op_begin/end call it directly.
+ * Install before issuing work (read without a lock); NULL members and a NULL
+ * table mean no hooks. The table is copied. */
 typedef struct zb_cuda_op_hooks {
     void (*begin)(void *arg, const zb_stream *s, const zb_op_info *info, uint64_t seq);
     void (*end)(void *arg, const zb_stream *s);
@@ -97,11 +105,29 @@ typedef struct zb_cuda_op_hooks {
 } zb_cuda_op_hooks;
 void zb_device_cuda_set_op_hooks(zb_device *dev, const zb_cuda_op_hooks *hooks);
 
-/* What a CUDA kernel launcher calls around its launch:
+/* What a CUDA kernel launcher (or NCCL call) does around its launch:
  *   uint64_t seq = zb_cuda_op_begin(s, &info);  launch; check;  zb_cuda_op_end(s);
+ * Begin pushes the CUPTI tracer's external correlation id for the op
+ * (zb_cupti_op_begin_info; a no-op when the tracer is off), end pops it.
  * info may be NULL (a compute op labelled "kernel"). Returns the op's seq. */
 uint64_t zb_cuda_op_begin(zb_stream *s, const zb_op_info *info);
 void zb_cuda_op_end(zb_stream *s);
+
+/* device.h's launch_host on a CUDA stream (the ops table's launch_host):
+ * fn(arg) runs in stream order on the stream's own host-op thread (one per
+ * stream, so fns of different streams never wait for each other's turn) and
+ * later work on the stream waits for it on the GPU; then cleanup(arg) (also
+ * when fn is skipped because the stream already failed). A failing fn
+ * becomes the stream's sticky error, reported by the next stream_sync. The
+ * device records the op's trace record itself, timed on the host (CUPTI
+ * cannot see host functions). fn must not wait for later work of its own
+ * stream. Every wait is bounded by cfg.timeout_s. Design and the deadlock
+ * that cudaLaunchHostFunc would allow: harness/cuda/device_cuda_host.c.
+ * ZB_CUDA_HOST_WAIT=callback makes the stream wait in a CUDA host function
+ * instead of cuStreamWaitValue32 (the fallback, for checking it on a GPU).
+ * On failure to queue, neither fn nor cleanup runs. */
+zb_status zb_device_cuda_launch_host(zb_stream *s, zb_host_fn fn, void *arg,
+                                     zb_host_cleanup cleanup, const zb_op_info *info);
 
 /* The GEMM algorithm cache's counters (entries, lookups that hit, misses). */
 void zb_device_cuda_gemm_cache_stats(zb_device *dev, size_t *entries, uint64_t *hits,

@@ -121,6 +121,18 @@ typedef struct zb_device_ops {
     /* Optional (NULL where the device cannot run host code in stream order). */
     zb_status (*launch_host)(zb_stream *s, zb_host_fn fn, void *arg, zb_host_cleanup cleanup,
                              const zb_op_info *info);
+
+    /* Optional, for host code that works on device data (the mpi comm).
+     * mem_is_host: whether memory from alloc is host memory that a
+     * launch_host fn may read and write directly; NULL means it is (the cpu
+     * device). Where it is not (cuda), host code works on copies in pinned
+     * host memory from alloc_host (counted under `tag`, as alloc counts),
+     * moved by memcpy_async in stream order. free_host frees at once: the
+     * caller first synchronizes every stream that may still use the buffer.
+     * Use the zb_dev_* wrappers below. */
+    bool (*mem_is_host)(const zb_device *dev);
+    zb_status (*alloc_host)(zb_device *dev, size_t n_bytes, zb_mem_tag tag, void **out);
+    void (*free_host)(zb_device *dev, void *ptr);
 } zb_device_ops;
 
 /* Options every backend understands. */
@@ -148,6 +160,16 @@ static inline zb_status zb_dev_alloc(zb_device *d, size_t n, zb_mem_tag t, void 
     return d->ops->alloc(d, n, t, out);
 }
 static inline void zb_dev_free(zb_device *d, void *p) { d->ops->free(d, p); }
+/* True when host code may use the device's memory directly (no staging). */
+static inline bool zb_dev_mem_is_host(const zb_device *d) {
+    return !d->ops->mem_is_host || d->ops->mem_is_host(d);
+}
+/* True when host code can reach the device's data in stream order: it runs
+ * host ops, and its memory is host memory or it has pinned staging memory. */
+static inline bool zb_dev_runs_host_code(const zb_device *d) {
+    return d->ops->launch_host &&
+           (zb_dev_mem_is_host(d) || (d->ops->alloc_host && d->ops->free_host));
+}
 static inline void zb_dev_destroy(zb_device *d) {
     if (d) d->ops->destroy(d);
 }

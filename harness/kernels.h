@@ -111,9 +111,10 @@ typedef struct zb_kernels {
     zb_status (*fill)(const zb_kcall *c, float *dst, float value, size_t n);
 } zb_kernels;
 
-/* The kernel table for a device: the CPU table for the "cpu" device; NULL
- * (with a ZB_ERR_UNSUPPORTED message recorded) for a device that has none
- * yet. The table is static: never freed. */
+/* The kernel table for a device: the CPU table for the "cpu" device, the
+ * CUDA table for the "cuda" device (CUDA builds); NULL (with a
+ * ZB_ERR_UNSUPPORTED message recorded) for a device that has none yet. The
+ * table is static: never freed. */
 const zb_kernels *zb_kernels_for(zb_device *dev);
 
 /* The CPU backend's table (kernels/cpu/dispatch.c): every op runs the fp32

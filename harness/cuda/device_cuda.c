@@ -1,6 +1,7 @@
 /* The CUDA device (device.h on a GPU): creation, streams, events, op hooks.
- * Copies, GEMM dispatch and host ops: device_cuda_ops.c; memory:
- * device_cuda_mem.c; cuBLASLt: gemm_cublaslt.c.
+ * Copies and GEMM dispatch: device_cuda_ops.c; host ops and pinned host
+ * memory: device_cuda_host.c; memory: device_cuda_mem.c; cuBLASLt:
+ * gemm_cublaslt.c.
  *
  * Streams are non-blocking cudaStream_t; events are cudaEvent_t (timing on),
  * whose semantics already match device.h (a never-recorded event is
@@ -18,16 +19,12 @@
  * are the exception: they run on the host, CUPTI does not see them, and the
  * device times and records them on the harness clock.
  *
- * launch_host uses cudaLaunchHostFunc: fn runs on a CUDA driver thread when
- * the stream reaches it, and later work on the stream waits for it to
- * return. Rules that follow from CUDA's: fn must not call the CUDA API (an
- * MPI comm on this device stages device data with memcpy_async to pinned
- * host buffers outside fn; Debian's Open MPI is not CUDA-aware, so MPI calls
- * in fn make no CUDA calls); host functions on DIFFERENT streams may be serialized on one driver
- * thread, so fns that wait on each other across streams of one process would
- * deadlock (the harness runs host ops on one stream: comm). A failing fn
- * becomes the stream's sticky error, reported by the next stream_sync; later
- * host ops on a failed stream are skipped but their cleanups still run. */
+ * Host ops (launch_host) run fn on a proxy thread per stream while the
+ * stream waits on a pinned host word (cuStreamWaitValue32), with pinned host
+ * memory (alloc_host) for the mpi comm's staging; design, and why not
+ * cudaLaunchHostFunc: device_cuda_host.c. A failing fn becomes the stream's
+ * sticky error, reported by the next stream_sync; later host ops on
+ * a failed stream are skipped but their cleanups still run. */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +141,7 @@ zb_op_info zb_cuda_resolve_info(const zb_op_info *info, zb_op_kind kind, const c
 /* ---- streams ---------------------------------------------------------------- */
 
 static void stream_free_parts(cuda_stream *s) {
+    zb_cuda_host_proxy_stop(s); /* before the stream: its ops name the stream */
     if (s->err_word) cudaFreeHost((void *)s->err_word);
     if (s->fence_ev) cudaEventDestroy(s->fence_ev);
     if (s->sync_ev) cudaEventDestroy(s->sync_ev);
@@ -347,7 +345,10 @@ static const zb_device_ops cuda_ops = {
     .event_elapsed_ms = cuda_event_elapsed_ms,
     .memcpy_async = zb_cuda_memcpy_async,
     .gemm = zb_cuda_gemm,
-    .launch_host = zb_cuda_launch_host,
+    .launch_host = zb_cuda_launch_host, /* device_cuda_host.c */
+    .mem_is_host = zb_cuda_mem_is_host,
+    .alloc_host = zb_cuda_alloc_host,
+    .free_host = zb_cuda_free_host,
 };
 
 zb_status zb_device_cuda_create(const zb_device_config *cfg, zb_device **out) {
@@ -382,6 +383,14 @@ zb_status zb_device_cuda_create(const zb_device_config *cfg, zb_device **out) {
 }
 
 int zb_device_is_cuda(const zb_device *dev) { return dev && dev->ops == &cuda_ops; }
+
+zb_status zb_device_cuda_launch_host(zb_stream *s, zb_host_fn fn, void *arg,
+                                     zb_host_cleanup cleanup, const zb_op_info *info) {
+    if (!s || !zb_device_is_cuda(s->dev)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "a CUDA host op issued on a stream of another device");
+    }
+    return zb_cuda_launch_host(s, fn, arg, cleanup, info);
+}
 
 int zb_device_cuda_ordinal(const zb_device *dev) {
     return zb_device_is_cuda(dev) ? ((const cuda_device *)dev)->ordinal : -1;

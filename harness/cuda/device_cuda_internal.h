@@ -1,6 +1,8 @@
 /* The CUDA device's structs, shared by its files:
  *   device_cuda.c      create/destroy, streams, events, op hooks
- *   device_cuda_ops.c  copies, GEMM dispatch, host ops (launch_host)
+ *   device_cuda_ops.c  copies, GEMM dispatch
+ *   device_cuda_host.c host ops (launch_host, one proxy thread per stream),
+ *                      pinned host memory (alloc_host/free_host)
  *   device_cuda_mem.c  the memory pool, per-tag accounting, meminfo
  *   gemm_cublaslt.c    cuBLASLt GEMM and its algorithm cache
  * Host-side waits never block in the CUDA runtime: they poll an event with a
@@ -19,6 +21,7 @@
 #include "mem_account.h"
 
 typedef struct zb_cublaslt zb_cublaslt;
+typedef struct cuda_host_proxy cuda_host_proxy; /* device_cuda_host.c */
 
 typedef struct cuda_stream {
     zb_stream base;
@@ -29,7 +32,8 @@ typedef struct cuda_stream {
     size_t gemm_ws_bytes;
     volatile int32_t *err_word; /* mapped pinned: kernels report data errors */
     int32_t *err_word_dev;
-    pthread_mutex_t lock; /* guards the sticky error */
+    cuda_host_proxy *proxy; /* runs host ops; made at the first (guarded by lock) */
+    pthread_mutex_t lock;   /* guards the sticky error and `proxy` */
     zb_status error;
     char error_msg[ZB_ERROR_MAX];
     struct cuda_stream *next; /* the device's list of live streams */
@@ -84,8 +88,16 @@ zb_op_info zb_cuda_resolve_info(const zb_op_info *info, zb_op_kind kind, const c
 zb_status zb_cuda_memcpy_async(zb_stream *s, void *dst, const void *src, size_t n_bytes,
                                const zb_op_info *info);
 zb_status zb_cuda_gemm(zb_stream *s, const zb_gemm_desc *g, const zb_op_info *info);
+
+/* ---- device_cuda_host.c ---- */
 zb_status zb_cuda_launch_host(zb_stream *s, zb_host_fn fn, void *arg, zb_host_cleanup cleanup,
                               const zb_op_info *info);
+/* Ends the stream's host-op thread (after its queue); call once the stream
+ * is drained, before freeing it. No-op when it never ran a host op. */
+void zb_cuda_host_proxy_stop(cuda_stream *s);
+bool zb_cuda_mem_is_host(const zb_device *dev);
+zb_status zb_cuda_alloc_host(zb_device *dev, size_t n_bytes, zb_mem_tag tag, void **out);
+void zb_cuda_free_host(zb_device *dev, void *ptr);
 
 /* ---- device_cuda_mem.c ---- */
 zb_status zb_cuda_mem_init(cuda_device *d);

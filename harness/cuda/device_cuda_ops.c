@@ -1,7 +1,7 @@
-/* The CUDA device's stream-ordered work: copies, GEMM dispatch and host ops
- * (device.h's memcpy_async, gemm, launch_host). The device itself, streams
- * and events: device_cuda.c; why launch_host uses cudaLaunchHostFunc and
- * what fn may do: there.
+/* The CUDA device's stream-ordered work: copies and GEMM dispatch (device.h's
+ * memcpy_async, gemm). The device itself, streams and events:
+ * device_cuda.c; host ops (launch_host) and pinned host memory:
+ * device_cuda_host.c.
  *
  * Each op is announced between zb_cuda_op_begin/end (CUPTI correlation). */
 #include <stdio.h>
@@ -76,53 +76,5 @@ zb_status zb_cuda_gemm(zb_stream *zs, const zb_gemm_desc *g, const zb_op_info *i
     zb_status st = zb_cublaslt_gemm(d->lt, rank_of(zs->dev), s->stream, s->gemm_ws,
                                     s->gemm_ws_bytes, g);
     zb_cuda_op_end(zs);
-    return st;
-}
-
-/* ---- host ops --------------------------------------------------------------- */
-
-typedef struct cuda_host_op {
-    cuda_stream *s;
-    zb_host_fn fn;
-    void *arg;
-    zb_host_cleanup cleanup;
-    zb_op_info info;
-    char label[ZB_LABEL_MAX];
-    uint64_t seq;
-} cuda_host_op;
-
-/* Runs on a CUDA driver thread: no CUDA calls here. */
-static void CUDART_CB host_op_run(void *p) {
-    cuda_host_op *op = (cuda_host_op *)p;
-    cuda_stream *s = op->s;
-    pthread_mutex_lock(&s->lock);
-    bool failed = s->error != ZB_OK;
-    pthread_mutex_unlock(&s->lock);
-    if (!failed) {
-        int64_t t0 = zb_now_ns();
-        zb_status st = op->fn(op->arg);
-        int64_t t1 = zb_now_ns();
-        zb_trace_add(s->base.dev->cfg.trace, s->base.id, &op->info, op->seq, t0, t1);
-        if (st != ZB_OK) zb_cuda_stream_set_error(s, st, zb_error_message());
-    }
-    if (op->cleanup) op->cleanup(op->arg);
-    free(op);
-}
-
-zb_status zb_cuda_launch_host(zb_stream *zs, zb_host_fn fn, void *arg, zb_host_cleanup cleanup,
-                              const zb_op_info *info) {
-    cuda_stream *s = (cuda_stream *)zs;
-    cuda_host_op *op = (cuda_host_op *)calloc(1, sizeof *op);
-    if (!op) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory queueing a host op on '%s'", zs->name);
-    op->s = s;
-    op->fn = fn;
-    op->arg = arg;
-    op->cleanup = cleanup;
-    op->info = zb_cuda_resolve_info(info, ZB_OP_COMPUTE, "host");
-    snprintf(op->label, sizeof op->label, "%s", op->info.label);
-    op->info.label = op->label;
-    op->seq = (uint64_t)atomic_fetch_add(&cuda_dev(zs->dev)->n_issued, 1);
-    zb_status st = ZB_CUDA_CHECK(rank_of(zs->dev), cudaLaunchHostFunc(s->stream, host_op_run, op));
-    if (st != ZB_OK) free(op); /* not queued: the issuer still owns arg */
     return st;
 }

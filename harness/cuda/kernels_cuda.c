@@ -1,11 +1,13 @@
 /* The CUDA kernel table (harness/kernels.h): each entry checks its shape
  * arguments on the host (ZB_ERR_INVALID with the op's name), then launches
  * the CUDA kernel(s) of kernels/cuda/ on the CUDA stream behind c->stream
- * (zb_cuda_stream_handle) and checks the launch (cudaGetLastError inside
- * each launcher). Nothing synchronizes; errors while a kernel runs surface
- * at the stream's next synchronization. Trace records on CUDA come from
- * CUPTI, so this table writes none; c->label and c->unit name the op in
- * errors only.
+ * and checks the launch (cudaGetLastError inside each launcher). The launch
+ * sits between zb_cuda_op_begin/end (harness/cuda_backend.h), so the CUPTI
+ * tracer names the kernels' trace records by c->label (the op's name when
+ * NULL) and c->unit, with the flops the CPU table reports; this file writes
+ * no trace record itself. Bad token or target ids are reported through the
+ * stream's error word and surface at its next synchronization, as the CPU
+ * kernels' ZB_ERR_INVALID does. Nothing here synchronizes.
  *
  * Shapes as in kernels.h: N = B*T tokens, activations [N, C], q
  * [B, T, H, D], k, v [B, T, KVH, D], probs [B, H, T, T]. Pointers are
@@ -15,32 +17,46 @@
 #include <string.h>
 
 #include "cuda/zb_cuda_kernels.h"
+#include "cuda_backend.h"
 #include "cuda_internal.h"
 #include "kernels.h"
 
 /* The CUDA stream of c->stream, or a status naming the op. */
 static zb_status stream_of(const zb_kcall *c, const char *op, cudaStream_t *out) {
     if (!c || !c->stream) return ZB_FAIL(ZB_ERR_INVALID, "cuda kernels: %s without a stream", op);
-    if (!c->stream->dev || !c->stream->dev->ops || !c->stream->dev->ops->name ||
-        strcmp(c->stream->dev->ops->name, "cuda") != 0) {
+    if (!c->stream->dev || !zb_device_is_cuda(c->stream->dev)) {
         return ZB_FAIL(ZB_ERR_INVALID, "cuda kernels: %s on a stream of another device", op);
     }
-    *out = zb_cuda_stream_handle(c->stream);
+    *out = (cudaStream_t)zb_cuda_stream_handle(c->stream);
     return ZB_OK;
 }
 
-/* Turns a launcher's result into a status naming the op, its label and
- * unit, and the rank. */
-static zb_status launched(const zb_kcall *c, const char *op, cudaError_t e) {
+/* Announces the op to the tracer (pair with op_end on every path). */
+static void op_begin(const zb_kcall *c, const char *op, double flops) {
+    zb_op_info info;
+    memset(&info, 0, sizeof info);
+    info.kind = ZB_OP_COMPUTE;
+    info.label = c->label ? c->label : op;
+    info.unit = c->unit;
+    info.flops = flops;
+    (void)zb_cuda_op_begin(c->stream, &info);
+}
+
+/* Ends the op's announcement and turns the launcher's result into a
+ * status naming the op, its label and unit, and the rank. */
+static zb_status op_end(const zb_kcall *c, const char *op, cudaError_t e) {
+    zb_cuda_op_end(c->stream);
     if (e == cudaSuccess) return ZB_OK;
     const char *label = c->label ? c->label : op;
     int rank = c->stream->dev->cfg.rank;
     if (e == cudaErrorInvalidValue) {
-        return ZB_FAIL(ZB_ERR_INVALID, "rank %d: cuda kernels: %s ('%s', unit %d): bad arguments (%s)",
-                       rank, op, label, c->unit, cudaGetErrorString(e));
+        return ZB_FAIL(ZB_ERR_INVALID,
+                       "rank %d: cuda kernels: %s ('%s', unit %d): bad arguments (%s)", rank, op,
+                       label, c->unit, cudaGetErrorString(e));
     }
-    return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: cuda kernels: %s ('%s', unit %d) launch failed: %s (%s)",
-                   rank, op, label, c->unit, cudaGetErrorName(e), cudaGetErrorString(e));
+    return ZB_FAIL(ZB_ERR_INTERNAL,
+                   "rank %d: cuda kernels: %s ('%s', unit %d) launch failed: %s (%s)", rank, op,
+                   label, c->unit, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 static zb_status bad_dims(const char *op, const char *what, int a, int b) {
@@ -54,7 +70,10 @@ static zb_status k_embedding_fwd(const zb_kcall *c, float *out, const int32_t *t
     cudaStream_t s;
     ZB_TRY(stream_of(c, "embedding_fwd", &s));
     if (N < 0 || C < 0 || V < 0) return bad_dims("embedding_fwd", "negative N or C", N, C);
-    return launched(c, "embedding_fwd", zb_cuda_embedding_fwd(s, out, tokens, table, N, C, V));
+    op_begin(c, "embedding_fwd", 0.0);
+    cudaError_t e = zb_cuda_embedding_fwd(s, out, tokens, table, N, C, V,
+                                          zb_cuda_stream_error_word(c->stream));
+    return op_end(c, "embedding_fwd", e);
 }
 
 static zb_status k_embedding_bwd(const zb_kcall *c, float *dtable, const int32_t *tokens,
@@ -62,7 +81,10 @@ static zb_status k_embedding_bwd(const zb_kcall *c, float *dtable, const int32_t
     cudaStream_t s;
     ZB_TRY(stream_of(c, "embedding_bwd", &s));
     if (N < 0 || C < 0 || V < 0) return bad_dims("embedding_bwd", "negative N or C", N, C);
-    return launched(c, "embedding_bwd", zb_cuda_embedding_bwd(s, dtable, tokens, dout, N, C, V));
+    op_begin(c, "embedding_bwd", 0.0);
+    cudaError_t e = zb_cuda_embedding_bwd(s, dtable, tokens, dout, N, C, V,
+                                          zb_cuda_stream_error_word(c->stream));
+    return op_end(c, "embedding_bwd", e);
 }
 
 static zb_status k_rmsnorm_fwd(const zb_kcall *c, float *out, float *inv_rms, const float *x,
@@ -70,7 +92,9 @@ static zb_status k_rmsnorm_fwd(const zb_kcall *c, float *out, float *inv_rms, co
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rmsnorm_fwd", &s));
     if (N < 0 || C <= 0) return bad_dims("rmsnorm_fwd", "rows N >= 0 and width C > 0 needed", N, C);
-    return launched(c, "rmsnorm_fwd", zb_cuda_rmsnorm_fwd(s, out, inv_rms, x, weight, N, C, eps));
+    op_begin(c, "rmsnorm_fwd", 0.0);
+    cudaError_t e = zb_cuda_rmsnorm_fwd(s, out, inv_rms, x, weight, N, C, eps);
+    return op_end(c, "rmsnorm_fwd", e);
 }
 
 static zb_status k_rmsnorm_bwd(const zb_kcall *c, float *dx, float *dweight, const float *dout,
@@ -79,8 +103,9 @@ static zb_status k_rmsnorm_bwd(const zb_kcall *c, float *dx, float *dweight, con
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rmsnorm_bwd", &s));
     if (N < 0 || C <= 0) return bad_dims("rmsnorm_bwd", "rows N >= 0 and width C > 0 needed", N, C);
-    return launched(c, "rmsnorm_bwd",
-                    zb_cuda_rmsnorm_bwd(s, dx, dweight, dout, x, weight, inv_rms, N, C));
+    op_begin(c, "rmsnorm_bwd", 0.0);
+    cudaError_t e = zb_cuda_rmsnorm_bwd(s, dx, dweight, dout, x, weight, inv_rms, N, C);
+    return op_end(c, "rmsnorm_bwd", e);
 }
 
 static zb_status check_rope(const char *op, int B, int T, int NH, int D) {
@@ -96,7 +121,9 @@ static zb_status k_rope_fwd(const zb_kcall *c, float *out, const float *x, int B
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rope_fwd", &s));
     ZB_TRY(check_rope("rope_fwd", B, T, NH, D));
-    return launched(c, "rope_fwd", zb_cuda_rope_fwd(s, out, x, B, T, NH, D, theta));
+    op_begin(c, "rope_fwd", 0.0);
+    cudaError_t e = zb_cuda_rope_fwd(s, out, x, B, T, NH, D, theta);
+    return op_end(c, "rope_fwd", e);
 }
 
 static zb_status k_rope_bwd(const zb_kcall *c, float *dx, const float *dout, int B, int T,
@@ -104,7 +131,14 @@ static zb_status k_rope_bwd(const zb_kcall *c, float *dx, const float *dout, int
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rope_bwd", &s));
     ZB_TRY(check_rope("rope_bwd", B, T, NH, D));
-    return launched(c, "rope_bwd", zb_cuda_rope_bwd(s, dx, dout, B, T, NH, D, theta));
+    op_begin(c, "rope_bwd", 0.0);
+    cudaError_t e = zb_cuda_rope_bwd(s, dx, dout, B, T, NH, D, theta);
+    return op_end(c, "rope_bwd", e);
+}
+
+/* 4 B H T^2 D: the full T x T matrix, as DESIGN.md §4 and the CPU table. */
+static double attention_flops(int B, int T, int H, int D) {
+    return 4.0 * (double)B * (double)H * (double)T * (double)T * (double)D;
 }
 
 static zb_status check_attention(const char *op, int B, int T, int H, int KVH, int D) {
@@ -126,8 +160,9 @@ static zb_status k_attention_fwd(const zb_kcall *c, float *out, float *probs, co
     cudaStream_t s;
     ZB_TRY(stream_of(c, "attention_fwd", &s));
     ZB_TRY(check_attention("attention_fwd", B, T, H, KVH, D));
-    return launched(c, "attention_fwd",
-                    zb_cuda_attention_fwd(s, out, probs, q, k, v, B, T, H, KVH, D));
+    op_begin(c, "attention_fwd", attention_flops(B, T, H, D));
+    cudaError_t e = zb_cuda_attention_fwd(s, out, probs, q, k, v, B, T, H, KVH, D);
+    return op_end(c, "attention_fwd", e);
 }
 
 static zb_status k_attention_bwd(const zb_kcall *c, float *dq, float *dk, float *dv,
@@ -137,44 +172,57 @@ static zb_status k_attention_bwd(const zb_kcall *c, float *dq, float *dk, float 
     cudaStream_t s;
     ZB_TRY(stream_of(c, "attention_bwd", &s));
     ZB_TRY(check_attention("attention_bwd", B, T, H, KVH, D));
-    return launched(c, "attention_bwd",
-                    zb_cuda_attention_bwd(s, dq, dk, dv, dout, q, k, v, probs, B, T, H, KVH, D));
+    op_begin(c, "attention_bwd", 2.0 * attention_flops(B, T, H, D));
+    cudaError_t e = zb_cuda_attention_bwd(s, dq, dk, dv, dout, q, k, v, probs, B, T, H, KVH, D);
+    return op_end(c, "attention_bwd", e);
 }
 
 static zb_status k_swiglu_fwd(const zb_kcall *c, float *h, const float *gate, const float *up,
                               size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "swiglu_fwd", &s));
-    return launched(c, "swiglu_fwd", zb_cuda_swiglu_fwd(s, h, gate, up, n));
+    op_begin(c, "swiglu_fwd", 0.0);
+    cudaError_t e = zb_cuda_swiglu_fwd(s, h, gate, up, n);
+    return op_end(c, "swiglu_fwd", e);
 }
 
 static zb_status k_swiglu_bwd(const zb_kcall *c, float *dgate, float *dup, const float *dh,
                               const float *gate, const float *up, size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "swiglu_bwd", &s));
-    return launched(c, "swiglu_bwd", zb_cuda_swiglu_bwd(s, dgate, dup, dh, gate, up, n));
+    op_begin(c, "swiglu_bwd", 0.0);
+    cudaError_t e = zb_cuda_swiglu_bwd(s, dgate, dup, dh, gate, up, n);
+    return op_end(c, "swiglu_bwd", e);
 }
 
 static zb_status k_residual_fwd(const zb_kcall *c, float *out, const float *a, const float *b,
                                 size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "residual_fwd", &s));
-    return launched(c, "residual_fwd", zb_cuda_residual_fwd(s, out, a, b, n));
+    op_begin(c, "residual_fwd", 0.0);
+    cudaError_t e = zb_cuda_residual_fwd(s, out, a, b, n);
+    return op_end(c, "residual_fwd", e);
 }
 
 static zb_status k_accumulate(const zb_kcall *c, float *dst, const float *src, size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "accumulate", &s));
-    return launched(c, "accumulate", zb_cuda_accumulate(s, dst, src, n));
+    op_begin(c, "accumulate", 0.0);
+    cudaError_t e = zb_cuda_accumulate(s, dst, src, n);
+    return op_end(c, "accumulate", e);
 }
 
 static zb_status k_cross_entropy_fwd(const zb_kcall *c, float *loss, float *lse,
                                      const float *logits, const int32_t *targets, int N, int V) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "cross_entropy_fwd", &s));
-    if (N < 0 || V <= 0) return bad_dims("cross_entropy_fwd", "rows N >= 0 and vocab V > 0 needed", N, V);
-    return launched(c, "cross_entropy_fwd",
-                    zb_cuda_cross_entropy_fwd(s, loss, lse, logits, targets, N, V));
+    if (N < 0 || V <= 0) {
+        return bad_dims("cross_entropy_fwd", "rows N >= 0 and vocab V > 0 needed", N, V);
+    }
+    op_begin(c, "cross_entropy_fwd", 0.0);
+    cudaError_t e = zb_cuda_cross_entropy_fwd(s, loss, lse, logits, targets, N, V,
+                                              zb_cuda_stream_error_word(c->stream));
+    return op_end(c, "cross_entropy_fwd", e);
 }
 
 static zb_status k_cross_entropy_bwd(const zb_kcall *c, float *dlogits, const float *logits,
@@ -182,9 +230,13 @@ static zb_status k_cross_entropy_bwd(const zb_kcall *c, float *dlogits, const fl
                                      float dloss) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "cross_entropy_bwd", &s));
-    if (N < 0 || V <= 0) return bad_dims("cross_entropy_bwd", "rows N >= 0 and vocab V > 0 needed", N, V);
-    return launched(c, "cross_entropy_bwd",
-                    zb_cuda_cross_entropy_bwd(s, dlogits, logits, lse, targets, N, V, dloss));
+    if (N < 0 || V <= 0) {
+        return bad_dims("cross_entropy_bwd", "rows N >= 0 and vocab V > 0 needed", N, V);
+    }
+    op_begin(c, "cross_entropy_bwd", 0.0);
+    cudaError_t e = zb_cuda_cross_entropy_bwd(s, dlogits, logits, lse, targets, N, V, dloss,
+                                              zb_cuda_stream_error_word(c->stream));
+    return op_end(c, "cross_entropy_bwd", e);
 }
 
 static zb_status k_adamw(const zb_kcall *c, float *params, const float *grads, float *m,
@@ -193,15 +245,18 @@ static zb_status k_adamw(const zb_kcall *c, float *params, const float *grads, f
     cudaStream_t s;
     ZB_TRY(stream_of(c, "adamw", &s));
     if (t < 1) return ZB_FAIL(ZB_ERR_INVALID, "adamw: step %d must be >= 1", t);
-    return launched(c, "adamw",
-                    zb_cuda_adamw(s, params, grads, m, v, n, t, lr, beta1, beta2, eps,
-                                  weight_decay, apply_weight_decay, NULL));
+    op_begin(c, "adamw", 0.0);
+    cudaError_t e = zb_cuda_adamw(s, params, grads, m, v, n, t, lr, beta1, beta2, eps,
+                                  weight_decay, apply_weight_decay, NULL);
+    return op_end(c, "adamw", e);
 }
 
 static zb_status k_fill(const zb_kcall *c, float *dst, float value, size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "fill", &s));
-    return launched(c, "fill", zb_cuda_fill(s, dst, value, n));
+    op_begin(c, "fill", 0.0);
+    cudaError_t e = zb_cuda_fill(s, dst, value, n);
+    return op_end(c, "fill", e);
 }
 
 static const zb_kernels cuda_kernel_table = {

@@ -5,13 +5,15 @@
  * (row max, then sum of exp) in shared memory; each row adds its term
  * (lse - logits[target]) / N to loss with atomicAdd after loss was zeroed
  * in the same stream. Backward: one thread per element. A target outside
- * [0, V) contributes no loss and no onehot term, as on the CPU. */
+ * [0, V) contributes no loss and no onehot term, as on the CPU, and is
+ * reported through err_word when not NULL. */
 #include <math.h>
 
 #include "zb_cuda_common.cuh"
 
 static __global__ void cross_entropy_fwd_kernel(float *loss, float *lse, const float *logits,
-                                                const int32_t *targets, int N, int V) {
+                                                const int32_t *targets, int N, int V,
+                                                int32_t *err_word) {
     __shared__ float red[ZB_CUDA_ROW_THREADS];
     const float *row = logits + (size_t)blockIdx.x * (size_t)V;
     float mx = -INFINITY;
@@ -24,7 +26,11 @@ static __global__ void cross_entropy_fwd_kernel(float *loss, float *lse, const f
         float l = mx + logf(sum);
         lse[blockIdx.x] = l;
         int32_t tgt = targets[blockIdx.x];
-        if (tgt >= 0 && tgt < V) atomicAdd(loss, (l - row[tgt]) / (float)N);
+        if (tgt >= 0 && tgt < V) {
+            atomicAdd(loss, (l - row[tgt]) / (float)N);
+        } else {
+            zb_report_bad_id(err_word, tgt);
+        }
     }
 }
 
@@ -32,35 +38,39 @@ static __global__ void cross_entropy_fwd_kernel(float *loss, float *lse, const f
  * scale = dloss / N. dlogits may equal logits (read before written). */
 static __global__ void cross_entropy_bwd_kernel(float *dlogits, const float *logits,
                                                 const float *lse, const int32_t *targets,
-                                                int N, int V, float scale) {
+                                                int N, int V, float scale, int32_t *err_word) {
     size_t n = (size_t)N * (size_t)V;
     for (size_t idx = zb_gs_first(); idx < n; idx += zb_gs_stride()) {
         size_t i = idx / (size_t)V;
         int j = (int)(idx % (size_t)V);
         float p = expf(logits[idx] - lse[i]);
-        float onehot = (j == targets[i]) ? 1.0f : 0.0f;
+        int32_t tgt = targets[i];
+        float onehot = (j == tgt) ? 1.0f : 0.0f;
+        if (j == 0 && (tgt < 0 || tgt >= V)) zb_report_bad_id(err_word, tgt);
         dlogits[idx] = scale * (p - onehot);
     }
 }
 
 cudaError_t zb_cuda_cross_entropy_fwd(cudaStream_t stream, float *loss, float *lse,
-                                      const float *logits, const int32_t *targets, int N, int V) {
+                                      const float *logits, const int32_t *targets, int N, int V,
+                                      int32_t *err_word) {
     if (N < 0 || V <= 0) return cudaErrorInvalidValue;
     cudaError_t e = cudaMemsetAsync(loss, 0, sizeof(float), stream);
     if (e != cudaSuccess || N == 0) return e;
     cross_entropy_fwd_kernel<<<(unsigned)N, ZB_CUDA_ROW_THREADS, 0, stream>>>(loss, lse, logits,
-                                                                               targets, N, V);
+                                                                               targets, N, V,
+                                                                               err_word);
     return cudaGetLastError();
 }
 
 cudaError_t zb_cuda_cross_entropy_bwd(cudaStream_t stream, float *dlogits, const float *logits,
                                       const float *lse, const int32_t *targets, int N, int V,
-                                      float dloss) {
+                                      float dloss, int32_t *err_word) {
     if (N < 0 || V <= 0) return cudaErrorInvalidValue;
     size_t n = (size_t)N * (size_t)V;
     if (n == 0) return cudaSuccess;
     float scale = (float)((double)dloss / (double)N); /* as the CPU kernel's scale */
     cross_entropy_bwd_kernel<<<zb_cuda_blocks(n), ZB_CUDA_THREADS, 0, stream>>>(
-        dlogits, logits, lse, targets, N, V, scale);
+        dlogits, logits, lse, targets, N, V, scale, err_word);
     return cudaGetLastError();
 }

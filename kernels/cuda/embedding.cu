@@ -2,48 +2,56 @@
  * scatter-add). Shapes: tokens [N] (N = B*T), table and dtable [V, C],
  * out and dout [N, C]. One thread per element of out / dout.
  * A token outside [0, V) gives a zero row (forward) or is skipped
- * (backward), as the CPU kernel does; it is not reported here. */
+ * (backward), as the CPU kernel does, and is reported through err_word
+ * (when not NULL) by the thread of the row's first element. */
 #include "zb_cuda_common.cuh"
 
 /* out [N, C] = table [tokens[i], :] */
 static __global__ void embedding_fwd_kernel(float *out, const int32_t *tokens,
-                                            const float *table, int N, int C, int V) {
+                                            const float *table, int N, int C, int V,
+                                            int32_t *err_word) {
     size_t n = (size_t)N * (size_t)C;
     for (size_t idx = zb_gs_first(); idx < n; idx += zb_gs_stride()) {
         size_t i = idx / (size_t)C, c = idx % (size_t)C;
         int32_t tok = tokens[i];
-        out[idx] = (tok >= 0 && tok < V) ? table[(size_t)tok * (size_t)C + c] : 0.0f;
+        bool ok = tok >= 0 && tok < V;
+        out[idx] = ok ? table[(size_t)tok * (size_t)C + c] : 0.0f;
+        if (!ok && c == 0) zb_report_bad_id(err_word, tok);
     }
 }
 
 /* dtable [tokens[i], :] += dout [i, :] for every i (atomicAdd: tokens repeat). */
 static __global__ void embedding_bwd_kernel(float *dtable, const int32_t *tokens,
-                                            const float *dout, int N, int C, int V) {
+                                            const float *dout, int N, int C, int V,
+                                            int32_t *err_word) {
     size_t n = (size_t)N * (size_t)C;
     for (size_t idx = zb_gs_first(); idx < n; idx += zb_gs_stride()) {
         size_t i = idx / (size_t)C, c = idx % (size_t)C;
         int32_t tok = tokens[i];
-        if (tok < 0 || tok >= V) continue;
+        if (tok < 0 || tok >= V) {
+            if (c == 0) zb_report_bad_id(err_word, tok);
+            continue;
+        }
         atomicAdd(&dtable[(size_t)tok * (size_t)C + c], dout[idx]);
     }
 }
 
 cudaError_t zb_cuda_embedding_fwd(cudaStream_t stream, float *out, const int32_t *tokens,
-                                  const float *table, int N, int C, int V) {
+                                  const float *table, int N, int C, int V, int32_t *err_word) {
     if (N < 0 || C < 0 || V < 0) return cudaErrorInvalidValue;
     size_t n = (size_t)N * (size_t)C;
     if (n == 0) return cudaSuccess;
     embedding_fwd_kernel<<<zb_cuda_blocks(n), ZB_CUDA_THREADS, 0, stream>>>(out, tokens, table, N,
-                                                                             C, V);
+                                                                             C, V, err_word);
     return cudaGetLastError();
 }
 
 cudaError_t zb_cuda_embedding_bwd(cudaStream_t stream, float *dtable, const int32_t *tokens,
-                                  const float *dout, int N, int C, int V) {
+                                  const float *dout, int N, int C, int V, int32_t *err_word) {
     if (N < 0 || C < 0 || V < 0) return cudaErrorInvalidValue;
     size_t n = (size_t)N * (size_t)C;
     if (n == 0) return cudaSuccess;
     embedding_bwd_kernel<<<zb_cuda_blocks(n), ZB_CUDA_THREADS, 0, stream>>>(dtable, tokens, dout,
-                                                                             N, C, V);
+                                                                             N, C, V, err_word);
     return cudaGetLastError();
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "status.h"
 #include "zb_cuda_kernels.h"
 
 #define ZB_CUDA_THREADS 256
@@ -44,6 +45,14 @@ static __device__ inline size_t zb_gs_first(void) {
 }
 static __device__ inline size_t zb_gs_stride(void) {
     return (size_t)gridDim.x * (size_t)blockDim.x;
+}
+
+/* Reports a bad id through the optional error word (zb_cuda_kernels.h). */
+static __device__ inline void zb_report_bad_id(int32_t *err_word, int32_t id) {
+    if (!err_word) return;
+    volatile int32_t *w = err_word;
+    w[1] = id;
+    w[0] = (int32_t)ZB_ERR_INVALID;
 }
 
 /* Sum over the 32 lanes of a warp; every lane gets the result. All lanes

@@ -13,9 +13,15 @@
  * Differences from the CPU kernels, by design: reductions (row sums, dot
  * products, softmax sums) accumulate in fp32 in a different order than the
  * CPU's double sums, and parameter-gradient sums use atomicAdd (their order
- * varies run to run). Token or target ids outside [0, V) give the CPU's
- * result (zero row, skipped row, zero loss term) but are not reported: the
- * caller validates ids on the host.
+ * varies run to run).
+ *
+ * Token or target ids outside [0, V) give the CPU's result (zero row,
+ * skipped row, no loss or onehot term) and, when err_word is not NULL, are
+ * reported through it: err_word is a device pointer to two int32 words
+ * (harness/cuda_backend.h, zb_cuda_stream_error_word) that the kernel sets
+ * to {ZB_ERR_INVALID, the bad id} with plain volatile stores (racing
+ * writers: one wins); the stream's next synchronization turns that into
+ * the stream's error, as the CPU kernels' ZB_ERR_INVALID.
  *
  * Shapes: B batch, T sequence, C model dim, H query heads, KVH kv heads,
  * D head dim, V vocab, N = B*T tokens; row-major; activations [N, C];
@@ -38,10 +44,10 @@ extern "C" {
 /* ---- embedding.cu -------------------------------------------------------- */
 /* out [N, C] = table [V, C] rows picked by tokens [N] (bad id: zero row). */
 cudaError_t zb_cuda_embedding_fwd(cudaStream_t stream, float *out, const int32_t *tokens,
-                                  const float *table, int N, int C, int V);
+                                  const float *table, int N, int C, int V, int32_t *err_word);
 /* dtable [V, C] += dout [N, C] scattered by tokens [N] (atomicAdd). */
 cudaError_t zb_cuda_embedding_bwd(cudaStream_t stream, float *dtable, const int32_t *tokens,
-                                  const float *dout, int N, int C, int V);
+                                  const float *dout, int N, int C, int V, int32_t *err_word);
 
 /* ---- rmsnorm.cu ------------------------------------------------------------ */
 /* out [N, C] = x * inv_rms * weight [C]; inv_rms [N] saved; out may equal x. */
@@ -92,11 +98,12 @@ cudaError_t zb_cuda_accumulate(cudaStream_t stream, float *dst, const float *src
 /* loss [1] = mean over N rows of lse - logits[target] (zeroed, then summed
  * with atomicAdd); lse [N] saved. */
 cudaError_t zb_cuda_cross_entropy_fwd(cudaStream_t stream, float *loss, float *lse,
-                                      const float *logits, const int32_t *targets, int N, int V);
+                                      const float *logits, const int32_t *targets, int N, int V,
+                                      int32_t *err_word);
 /* dlogits [N, V] = dloss / N * (softmax - onehot); may equal logits. */
 cudaError_t zb_cuda_cross_entropy_bwd(cudaStream_t stream, float *dlogits, const float *logits,
                                       const float *lse, const int32_t *targets, int N, int V,
-                                      float dloss);
+                                      float dloss, int32_t *err_word);
 
 /* ---- adamw.cu -------------------------------------------------------------- */
 /* AdamW (math_adamw.h) on a contiguous fp32 segment: params, m, v [n]

@@ -22,6 +22,8 @@
  *     same bf16.h code on both sides, so the error is 0 in practice).
  * Every output a kernel writes starts as NaN (0xff bytes), so an element
  * left unwritten fails; accumulated outputs start from random values.
+ * Bad token and target ids (one or two per test) must give the CPU's
+ * values and be reported through the error word as {ZB_ERR_INVALID, id}.
  * Shapes: as kernels.h (N = B*T rows, q [B,T,H,D], k, v [B,T,KVH,D],
  * probs [B,H,T,T]); sizes are small, odd and not multiples of a block. */
 #include <cuda_runtime_api.h>
@@ -77,6 +79,26 @@ static void done(void) {
 #define UP(p, n) ((float *)gc_upload((p), FB(n)))
 #define NANS(n) ((float *)gc_nan(FB(n)))
 
+/* A zeroed device error word (zb_cuda_kernels.h: {code, bad id}). */
+static int32_t *err_word_new(void) {
+    int32_t zero[2] = {0, 0};
+    return (int32_t *)gc_upload(zero, sizeof zero);
+}
+
+/* Checks that a kernel reported a bad id through its error word as
+ * {ZB_ERR_INVALID, one of the bad ids a, b} (or, with expect_bad 0, that
+ * it left the word zero). */
+static void check_err_word(const char *name, const int32_t *d_word, int expect_bad, int32_t a,
+                           int32_t b) {
+    int32_t w[2];
+    gc_download(w, d_word, sizeof w);
+    int pass = expect_bad ? (w[0] == (int32_t)ZB_ERR_INVALID && (w[1] == a || w[1] == b))
+                          : (w[0] == 0 && w[1] == 0);
+    printf("%-30s error word {%d, %d}  want %s  %s\n", name, (int)w[0], (int)w[1],
+           expect_bad ? "{ZB_ERR_INVALID, bad id}" : "{0, 0}", pass ? "pass" : "FAIL");
+    ZB_CHECK_MSG(pass, "%s: error word {%d, %d}", name, (int)w[0], (int)w[1]);
+}
+
 /* Downloads n floats from d and checks them against want. */
 static void check_dev(const char *name, const float *d, const float *want, const double *mag,
                       size_t n, double bound) {
@@ -104,12 +126,22 @@ static void check_embedding(void) {
         for (int c = 0; c < C; c++) mag[(size_t)tok[i] * C + c] += fabs((double)dout[i * C + c]);
     }
     const int32_t *d_tok = (const int32_t *)gc_upload(tok, sizeof tok);
-    float *d_out = NANS(N * C), *d_dt = UP(dt0, V * C);
-    if (gc_ran("embedding_fwd", zb_cuda_embedding_fwd(S, d_out, d_tok, UP(table, V * C), N, C, V), S)) {
+    float *d_out = NANS(N * C), *d_dt = UP(dt0, V * C), *d_table = UP(table, V * C);
+    int32_t *w_fwd = err_word_new(), *w_bwd = err_word_new(), *w_ok = err_word_new();
+    cudaError_t e = zb_cuda_embedding_fwd(S, d_out, d_tok, d_table, N, C, V, w_fwd);
+    if (gc_ran("embedding_fwd", e, S)) {
         check_dev("embedding_fwd", d_out, out_c, NULL, N * C, EXACT);
+        check_err_word("embedding_fwd bad ids", w_fwd, 1, V, -1);
     }
-    if (gc_ran("embedding_bwd", zb_cuda_embedding_bwd(S, d_dt, d_tok, UP(dout, N * C), N, C, V), S)) {
+    e = zb_cuda_embedding_bwd(S, d_dt, d_tok, UP(dout, N * C), N, C, V, w_bwd);
+    if (gc_ran("embedding_bwd", e, S)) {
         check_dev("embedding_bwd dtable (atomics)", d_dt, dt_c, mag, V * C, REORDER);
+        check_err_word("embedding_bwd bad ids", w_bwd, 1, V, -1);
+    }
+    /* good ids only (the first 7 rows): the word stays zero */
+    e = zb_cuda_embedding_fwd(S, d_out, d_tok, d_table, 7, C, V, w_ok);
+    if (gc_ran("embedding_fwd", e, S)) {
+        check_err_word("embedding_fwd good ids", w_ok, 0, 0, 0);
     }
     done();
 }
@@ -147,7 +179,8 @@ static void check_rmsnorm(void) {
         check_dev("rmsnorm_fwd out (in place)", d_x2, out_c, NULL, N * C, REORDER);
     }
     float *d_rc = UP(r_c, N), *d_dout = UP(dout, N * C), *d_dx = NANS(N * C), *d_dw = UP(dw0, C);
-    if (gc_ran("rmsnorm_bwd", zb_cuda_rmsnorm_bwd(S, d_dx, d_dw, d_dout, d_x, d_w, d_rc, N, C), S)) {
+    cudaError_t e = zb_cuda_rmsnorm_bwd(S, d_dx, d_dw, d_dout, d_x, d_w, d_rc, N, C);
+    if (gc_ran("rmsnorm_bwd", e, S)) {
         check_dev("rmsnorm_bwd dx", d_dx, dx_c, mag_dx, N * C, REORDER);
         check_dev("rmsnorm_bwd dweight (atomics)", d_dw, dw_c, mag_dw, C, REORDER);
     }
@@ -245,7 +278,8 @@ static void check_attention(int B, int T, int H, int KVH, int D) {
     snprintf(tag, sizeof tag, "(T=%d H=%d KVH=%d D=%d)", T, H, KVH, D);
     float *d_q = UP(q, nq), *d_k = UP(k, nkv), *d_v = UP(v, nkv);
     float *d_out = NANS(nq), *d_p = NANS(np);
-    if (gc_ran("attention_fwd", zb_cuda_attention_fwd(S, d_out, d_p, d_q, d_k, d_v, B, T, H, KVH, D), S)) {
+    cudaError_t e = zb_cuda_attention_fwd(S, d_out, d_p, d_q, d_k, d_v, B, T, H, KVH, D);
+    if (gc_ran("attention_fwd", e, S)) {
         snprintf(name, sizeof name, "attention_fwd out %s", tag);
         check_dev(name, d_out, out_c, m_out, nq, REORDER);
         snprintf(name, sizeof name, "attention_fwd probs %s", tag);
@@ -349,18 +383,22 @@ static void check_cross_entropy(void) {
     }
     const int32_t *d_t = (const int32_t *)gc_upload(tgt, sizeof tgt);
     float *d_lg = UP(logits, (size_t)N * V), *d_loss = NANS(1), *d_lse = NANS(N);
-    if (gc_ran("cross_entropy_fwd", zb_cuda_cross_entropy_fwd(S, d_loss, d_lse, d_lg, d_t, N, V), S)) {
+    int32_t *w_fwd = err_word_new(), *w_bwd = err_word_new();
+    if (gc_ran("cross_entropy_fwd",
+               zb_cuda_cross_entropy_fwd(S, d_loss, d_lse, d_lg, d_t, N, V, w_fwd), S)) {
         check_dev("cross_entropy_fwd lse", d_lse, lse_c, m_lse, N, REORDER);
         check_dev("cross_entropy_fwd loss (atomics)", d_loss, &loss_c, &m_loss, 1, REORDER);
+        check_err_word("cross_entropy_fwd bad target", w_fwd, 1, V + 3, V + 3);
     }
     float *d_lsec = UP(lse_c, N), *d_dl = NANS((size_t)N * V);
     if (gc_ran("cross_entropy_bwd",
-               zb_cuda_cross_entropy_bwd(S, d_dl, d_lg, d_lsec, d_t, N, V, dloss), S)) {
+               zb_cuda_cross_entropy_bwd(S, d_dl, d_lg, d_lsec, d_t, N, V, dloss, w_bwd), S)) {
         check_dev("cross_entropy_bwd", d_dl, dl_c, m_dl, (size_t)N * V, EXACT);
+        check_err_word("cross_entropy_bwd bad target", w_bwd, 1, V + 3, V + 3);
     }
     float *d_lg2 = UP(logits, (size_t)N * V); /* dlogits == logits */
     if (gc_ran("cross_entropy_bwd",
-               zb_cuda_cross_entropy_bwd(S, d_lg2, d_lg2, d_lsec, d_t, N, V, dloss), S)) {
+               zb_cuda_cross_entropy_bwd(S, d_lg2, d_lg2, d_lsec, d_t, N, V, dloss, NULL), S)) {
         check_dev("cross_entropy_bwd (in place)", d_lg2, dl_c, m_dl, (size_t)N * V, EXACT);
     }
     done();
@@ -396,7 +434,8 @@ static void check_adamw(void) {
         snprintf(name, sizeof name, "%s v", op);
         check_dev(name, d_v, v_c, NULL, N, EXACT);
         if (d_bf) {
-            zb_bf16 *bf = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16)), *bf_c = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16));
+            zb_bf16 *bf = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16));
+            zb_bf16 *bf_c = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16));
             float *got = h_f(N), *want = h_f(N);
             gc_download(bf, d_bf, N * sizeof(zb_bf16));
             zb_cpu_f32_to_bf16(bf_c, p_c, N);
@@ -415,7 +454,8 @@ static void check_casts(void) {
         int e = (int)(kt_next(&rng) % 61) - 30; /* magnitudes 2^-30 .. 2^30 */
         x[i] = ldexpf(kt_uniform(&rng), e);
     }
-    zb_bf16 *b_c = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16)), *b_g = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16));
+    zb_bf16 *b_c = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16));
+    zb_bf16 *b_g = (zb_bf16 *)h_alloc(N * sizeof(zb_bf16));
     zb_cpu_f32_to_bf16(b_c, x, N);
     zb_bf16 *d_b = (zb_bf16 *)gc_nan(N * sizeof(zb_bf16));
     if (gc_ran("f32_to_bf16", zb_cuda_f32_to_bf16(S, d_b, UP(x, N), N), S)) {
@@ -428,7 +468,8 @@ static void check_casts(void) {
     /* bf16 -> fp32 is exact: the CPU's bf16 values widened */
     float *w_c = h_f(N), *d_w = NANS(N);
     zb_cpu_bf16_to_f32(w_c, b_c, N);
-    if (gc_ran("bf16_to_f32", zb_cuda_bf16_to_f32(S, d_w, (const zb_bf16 *)gc_upload(b_c, N * sizeof(zb_bf16)), N), S)) {
+    const zb_bf16 *d_bc = (const zb_bf16 *)gc_upload(b_c, N * sizeof(zb_bf16));
+    if (gc_ran("bf16_to_f32", zb_cuda_bf16_to_f32(S, d_w, d_bc, N), S)) {
         check_dev("bf16_to_f32", d_w, w_c, NULL, N, EXACT);
     }
     done();

@@ -185,7 +185,7 @@ static void test_host_ops(void) {
     zb_device *d = NULL;
     ZB_CHECK_OK(zb_device_create("cuda", &cfg, &d));
     if (!d) return;
-    ZB_CHECK(d->ops->launch_host != NULL);
+    ZB_CHECK(d->ops->launch_host != NULL && d->ops->alloc_host && !zb_dev_mem_is_host(d));
     zb_stream *s = NULL;
     ZB_CHECK_OK(d->ops->stream_create(d, "hostops", &s));
     host_log log;
@@ -194,7 +194,7 @@ static void test_host_ops(void) {
     for (int i = 0; i < 100; i++) {
         args[i] = (host_arg){&log, i, 0, 0};
         zb_op_info info = {ZB_OP_COMM, "hop", i, 8, 0.0};
-        ZB_CHECK_OK(d->ops->launch_host(s, host_op, &args[i], host_cleanup, &info));
+        ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &args[i], host_cleanup, &info));
     }
     ZB_CHECK_OK(d->ops->stream_sync(s));
     int in_order = atomic_load(&log.next) == 100;
@@ -213,7 +213,7 @@ static void test_host_ops(void) {
 
     /* The polled timeout: a host op blocks the stream past cfg.timeout_s. */
     host_arg slow = {&log, 500, 0, 1500};
-    ZB_CHECK_OK(d->ops->launch_host(s, host_op, &slow, host_cleanup, NULL));
+    ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &slow, host_cleanup, NULL));
     ZB_CHECK(d->ops->stream_sync(s) == ZB_ERR_TIMEOUT);
     ZB_CHECK_MSG(strstr(zb_error_message(), "stream 'hostops'") != NULL, "'%s'", zb_error_message());
     zb_status st = ZB_ERR_TIMEOUT;
@@ -223,8 +223,8 @@ static void test_host_ops(void) {
     /* A failing op: sticky, later host ops skipped, cleanups still run. */
     memset(&log, 0, sizeof log);
     host_arg fail = {&log, 1, 1, 0}, after = {&log, 2, 0, 0};
-    ZB_CHECK_OK(d->ops->launch_host(s, host_op, &fail, host_cleanup, NULL));
-    ZB_CHECK_OK(d->ops->launch_host(s, host_op, &after, host_cleanup, NULL));
+    ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &fail, host_cleanup, NULL));
+    ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &after, host_cleanup, NULL));
     ZB_CHECK(d->ops->stream_sync(s) == ZB_ERR_WRONG);
     ZB_CHECK(strstr(zb_error_message(), "failed on purpose") != NULL);
     ZB_CHECK(d->ops->stream_sync(s) == ZB_ERR_WRONG); /* sticky */

@@ -2,11 +2,13 @@
  * skipped when no GPU is usable). Fresh random inputs per case; fp32 and
  * bf16 (inputs and output bf16, fp32 accumulate); all four transposes; odd
  * shapes, padded strides and pointers off the 256-byte alignment; beta 0
- * (C pre-filled with NaN, so every element must be written) and beta != 0.
+ * (C pre-filled with a sentinel, so every element must be written) and
+ * beta != 0.
  * The reference is cblas_dgemm on the same (bf16-rounded) inputs; the error
  * is max |C - ref| / max |ref|, at most 1e-5 for fp32 and 1e-2 for bf16.
  * Padding between rows of C must stay untouched. Also: the algorithm cache
- * hits on a repeated shape, and a bad shape is refused naming the shape. */
+ * misses once and then hits on a repeated GEMM, and a bad shape is refused
+ * naming the shape. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -65,11 +67,14 @@ static void run_case(const gcase *c, zb_dtype t) {
     fill(ha, ra, na, t);
     fill(hb, rb, nb, t);
     fill(hc, rc, nc, t);
-    const float sentinel = 1234.5f; /* exact in bf16 */
+    /* 1536 = 1.5 * 2^10 is exact in bf16 and far outside any |C| here: it
+     * marks padding, and with beta 0 the whole of C, so an element left
+     * unwritten is caught whether or not cuBLASLt reads C when beta is 0. */
+    const float sentinel = 1536.0f;
     for (int i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < ldc; j++) {
             size_t idx = (size_t)(i * ldc + j);
-            float v = j >= c->n ? sentinel : (c->beta == 0.0f ? NAN : get(hc, idx, t));
+            float v = (j >= c->n || c->beta == 0.0f) ? sentinel : get(hc, idx, t);
             put(hc, idx, t, v);
             rc[idx] = (j >= c->n || c->beta == 0.0f) ? 0.0 : (double)get(hc, idx, t);
         }
@@ -90,7 +95,7 @@ static void run_case(const gcase *c, zb_dtype t) {
     ZB_CHECK_OK(dev->ops->memcpy_async(st, hc, dc + off, nc * e, NULL));
     ZB_CHECK_OK(dev->ops->stream_sync(st));
 
-    /* Reference on the logical [M, N] block; beta 0 ignores C (it held NaN). */
+    /* Reference on the logical [M, N] block; beta 0 ignores C. */
     cblas_dgemm(CblasRowMajor, c->ta ? CblasTrans : CblasNoTrans, c->tb ? CblasTrans : CblasNoTrans,
                 c->m, c->n, c->k, alpha, ra, (blasint)lda, rb, (blasint)ldb, c->beta, rc,
                 (blasint)ldc);
@@ -104,7 +109,7 @@ static void run_case(const gcase *c, zb_dtype t) {
                 pad_touched += v != sentinel;
                 continue;
             }
-            if (!isfinite(v)) {
+            if (v == sentinel || !isfinite(v)) {
                 unwritten++;
                 continue;
             }
@@ -145,24 +150,31 @@ static void test_numerics(void) {
 }
 
 static void test_cache_and_errors(void) {
-    size_t entries0 = 0, entries1 = 0;
-    uint64_t hits0 = 0, hits1 = 0, misses0 = 0, misses1 = 0;
-    zb_device_cuda_gemm_cache_stats(dev, &entries0, &hits0, &misses0);
-    gcase c = {128, 96, 64, false, false, 0, 0, 0.0f}; /* a shape test_numerics ran */
-    run_case(&c, ZB_DTYPE_F32);
-    zb_device_cuda_gemm_cache_stats(dev, &entries1, &hits1, &misses1);
-    ZB_CHECK_MSG(entries1 == entries0 && hits1 == hits0 + 1 && misses1 == misses0,
-                 "cache: entries %zu -> %zu, hits %llu -> %llu, misses %llu -> %llu", entries0,
-                 entries1, (unsigned long long)hits0, (unsigned long long)hits1,
-                 (unsigned long long)misses0, (unsigned long long)misses1);
-    ZB_CHECK(entries0 >= 20);
-
     void *x = NULL;
     ZB_CHECK_OK(zb_dev_alloc(dev, 1 << 16, ZB_MEM_BENCH_BUFFER, &x));
-    zb_gemm_desc g = {false, false, 16, 16, 16, 1.0f, 0.0f, x, 8, x, 16, x, 16, ZB_DTYPE_F32};
-    ZB_CHECK(dev->ops->gemm(st, &g, NULL) == ZB_ERR_INVALID); /* lda 8 < k 16 */
+    if (!x) return;
+    zb_gemm_desc g = {false, true, 16, 24, 32, 1.0f, 0.0f, x, 32, x, 32, (char *)x + 8192, 24,
+                      ZB_DTYPE_F32};
+    size_t entries[3] = {0, 0, 0};
+    uint64_t hits[3] = {0, 0, 0}, misses[3] = {0, 0, 0};
+    zb_device_cuda_gemm_cache_stats(dev, &entries[0], &hits[0], &misses[0]);
+    ZB_CHECK_OK(dev->ops->gemm(st, &g, NULL)); /* a new key: a miss, then cached */
+    zb_device_cuda_gemm_cache_stats(dev, &entries[1], &hits[1], &misses[1]);
+    ZB_CHECK_OK(dev->ops->gemm(st, &g, NULL)); /* the same key: a hit */
+    zb_device_cuda_gemm_cache_stats(dev, &entries[2], &hits[2], &misses[2]);
+    ZB_CHECK_MSG(entries[1] == entries[0] + 1 && misses[1] == misses[0] + 1 && hits[1] == hits[0] &&
+                 entries[2] == entries[1] && misses[2] == misses[1] && hits[2] == hits[1] + 1,
+                 "cache: entries %zu %zu %zu, hits %llu %llu %llu, misses %llu %llu %llu",
+                 entries[0], entries[1], entries[2], (unsigned long long)hits[0],
+                 (unsigned long long)hits[1], (unsigned long long)hits[2],
+                 (unsigned long long)misses[0], (unsigned long long)misses[1],
+                 (unsigned long long)misses[2]);
+    ZB_CHECK(entries[0] >= 20); /* the numerics cases' keys */
+
+    g.lda = 8; /* < k = 32 */
+    ZB_CHECK(dev->ops->gemm(st, &g, NULL) == ZB_ERR_INVALID);
     const char *msg = zb_error_message();
-    ZB_CHECK_MSG(strstr(msg, "rank 0") && strstr(msg, "m=16 n=16 k=16 lda=8"), "'%s'", msg);
+    ZB_CHECK_MSG(strstr(msg, "rank 0") && strstr(msg, "m=16 n=24 k=32 lda=8"), "'%s'", msg);
     ZB_CHECK_OK(dev->ops->stream_sync(st)); /* a refused GEMM leaves the stream healthy */
     zb_dev_free(dev, x);
 }

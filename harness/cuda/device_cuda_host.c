@@ -1,0 +1,399 @@
+/* The CUDA device's host code in stream order: launch_host (host ops) and
+ * pinned host memory (alloc_host/free_host; mem_is_host is false), which
+ * together let the mpi comm run on this device (comm_mpi.c stages every
+ * collective through pinned host buffers).
+ *
+ * Design: one proxy thread per stream (created at the stream's first host
+ * op). launch_host(s, fn, ...) issues, on s:
+ *     cudaEventRecord(reached)                  the stream got to the op
+ *     cuStreamWaitValue32(done >= ticket)       later work waits for fn
+ * and queues {fn, reached, ticket} to s's proxy. The proxy takes its ops in
+ * FIFO order: it polls `reached` (zb_cuda_wait_event: cudaEventQuery with a
+ * back-off, until cfg.timeout_s), runs fn on its own thread, records the
+ * trace record, runs the cleanup, then stores `ticket` into `done` (a word of
+ * mapped pinned host memory) and the stream goes on. Whatever happens (the
+ * wait timed out, the stream is broken or already failed, fn failed) the
+ * proxy still stores the ticket, so the stream is never left waiting on the
+ * GPU: every wait is bounded by a timeout, on the host (proxy, stream_sync)
+ * and so on the GPU. A failure becomes the stream's sticky error, reported by
+ * the next stream_sync, as on the cpu device. `ticket` grows by one per op;
+ * CU_STREAM_WAIT_VALUE_GEQ compares cyclically, so it may wrap.
+ *
+ * Why not cudaLaunchHostFunc (the first implementation): CUDA runs the host
+ * functions of all streams of a process on one driver thread, in an order
+ * it does not promise across streams. An MPI collective polled inside such
+ * a function holds that thread until every rank has joined it, and the
+ * ranks may reach their host functions in different orders. Take two ranks,
+ * each with a collective X queued on the comm stream and Y on the compute
+ * stream (each on its own MPI communicator, issued in the same order on
+ * both ranks). If rank 0's driver thread starts X first and rank 1's starts
+ * Y first, rank 0 polls X (waiting for rank 1's X, queued behind rank 1's
+ * Y) and rank 1 polls Y (waiting for rank 0's Y, queued behind rank 0's X):
+ * a cycle across ranks that only the timeout ends. The same holds for any
+ * other host function queued behind a blocked collective. Here MPI runs on
+ * the stream's own thread, as on the cpu device (a worker per stream): a
+ * collective waits only for its own stream's earlier GPU work and for its
+ * peers, never for another stream's host op; since every rank issues the
+ * collectives of one communicator in the same order, there is no cycle.
+ *
+ * cuStreamWaitValue32 makes later GPU work wait without any host thread and
+ * without occupying an SM (the GPU's front end polls the word). It is a driver API call, fetched at run time
+ * through cudaGetDriverEntryPointByVersion, so nothing links libcuda (the
+ * test binaries still run on machines without a driver). Its ordering is
+ * invisible to CUDA's scheduler, which CUDA asks callers to back with CUDA
+ * dependencies: here everything the wait depends on (the stream's earlier
+ * work, seen through `reached`; other streams' work through the events the
+ * harness records) was issued before the wait, so a stream sharing a
+ * hardware queue with it is never held behind it by work it needs.
+ * Fallback, where the entry point is missing, the driver answers
+ * CUDA_ERROR_NOT_SUPPORTED, or ZB_CUDA_HOST_WAIT=callback is set: the stream
+ * waits in a cudaLaunchHostFunc function that polls `done` (bounded). That
+ * function still blocks the shared driver thread, but only until its own
+ * fn finishes, and fn (on the proxy) never needs the driver thread: the
+ * cycle above cannot form; other streams' host functions are only delayed.
+ *
+ * Rules for fn: it runs on the proxy thread while its stream waits, so it
+ * must not wait for later work of its own stream; it should not call CUDA
+ * (it may; the mpi comm's fns do not: staging copies are issued around it).
+ * fns of different streams run concurrently and may wait for each other. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_check.h"
+#include "device_cuda_internal.h"
+
+typedef struct host_op {
+    struct host_op *next;
+    zb_host_fn fn;
+    void *arg;
+    zb_host_cleanup cleanup;
+    zb_op_info info;
+    char label[ZB_LABEL_MAX];
+    uint64_t seq;
+    cudaEvent_t reached; /* recorded on the stream just before the op */
+    uint32_t ticket;     /* the stream goes on once done >= ticket */
+} host_op;
+
+struct cuda_host_proxy {
+    cuda_stream *s;
+    pthread_t thread;
+    pthread_mutex_t lock; /* the queue, `issued`, `stop` */
+    pthread_cond_t cond;
+    host_op *head, *tail;
+    bool stop;
+    uint32_t issued;        /* the last ticket a stream wait was issued for */
+    volatile uint32_t *done; /* mapped pinned host word: the last released ticket */
+    CUdeviceptr done_dev;
+    bool use_callback; /* the stream waits in a host function, not cuStreamWaitValue32 */
+};
+
+static int rank_of(const cuda_stream *s) { return s->base.dev->cfg.rank; }
+
+/* ---- the stream-side wait ------------------------------------------------------- */
+
+static PFN_cuStreamWaitValue32_v11070 wait_value32;
+static pthread_once_t wait_value32_once = PTHREAD_ONCE_INIT;
+
+static void find_wait_value32(void) {
+    const char *mode = getenv("ZB_CUDA_HOST_WAIT");
+    if (mode && !strcmp(mode, "callback")) return;
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    cudaError_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000,
+                                                     cudaEnableDefault, &found);
+#else
+    cudaError_t e = cudaGetDriverEntryPoint("cuStreamWaitValue32", &fn, cudaEnableDefault, &found);
+#endif
+    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess && fn) {
+        wait_value32 = (PFN_cuStreamWaitValue32_v11070)fn;
+    } else {
+        (void)cudaGetLastError();
+    }
+}
+
+typedef struct callback_wait {
+    cuda_host_proxy *x;
+    uint32_t ticket;
+} callback_wait;
+
+static bool released(const cuda_host_proxy *x, uint32_t ticket) {
+    return (int32_t)(*x->done - ticket) >= 0;
+}
+
+/* The fallback wait, on CUDA's host-function thread: no CUDA calls. Bounded:
+ * fn started when the stream got here and ends within its own timeout; the
+ * margin covers the proxy's wake-up and the cleanup. */
+static void CUDART_CB callback_wait_run(void *p) {
+    callback_wait *w = (callback_wait *)p;
+    cuda_host_proxy *x = w->x;
+    double timeout_s = x->s->base.dev->cfg.timeout_s;
+    int64_t deadline = zb_now_ns() + (int64_t)((2.0 * timeout_s + 5.0) * 1e9);
+    long sleep_ns = 1000;
+    while (!released(x, w->ticket)) {
+        if (zb_now_ns() > deadline) {
+            char msg[ZB_ERROR_MAX];
+            snprintf(msg, sizeof msg, "rank %d: stream '%s' waited more than %g s for host op %u to "
+                     "finish", rank_of(x->s), x->s->base.name, 2.0 * timeout_s + 5.0,
+                     (unsigned)w->ticket);
+            zb_cuda_stream_set_error(x->s, ZB_ERR_TIMEOUT, msg);
+            break;
+        }
+        struct timespec ts = {0, sleep_ns};
+        nanosleep(&ts, NULL);
+        if (sleep_ns < 50000) sleep_ns *= 2;
+    }
+    free(w);
+}
+
+/* Makes later work on the stream wait until done >= ticket (x->lock held). */
+static zb_status issue_wait(cuda_host_proxy *x, uint32_t ticket) {
+    cuda_stream *s = x->s;
+    int rank = rank_of(s);
+    if (!x->use_callback) {
+        CUresult r = wait_value32((CUstream)s->stream, x->done_dev, ticket, CU_STREAM_WAIT_VALUE_GEQ);
+        if (r == CUDA_SUCCESS) return ZB_OK;
+        if (r != CUDA_ERROR_NOT_SUPPORTED) {
+            return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: cuStreamWaitValue32 on stream '%s' failed "
+                           "(CUresult %d)", rank, s->base.name, (int)r);
+        }
+        fprintf(stderr, "zerobench: note: rank %d: cuStreamWaitValue32 is not supported here; "
+                "host ops on stream '%s' wait in a CUDA host function\n", rank, s->base.name);
+        x->use_callback = true;
+    }
+    callback_wait *w = (callback_wait *)malloc(sizeof *w);
+    if (!w) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory queueing a host op on '%s'", s->base.name);
+    w->x = x;
+    w->ticket = ticket;
+    zb_status st = ZB_CUDA_CHECK(rank, cudaLaunchHostFunc(s->stream, callback_wait_run, w));
+    if (st != ZB_OK) free(w);
+    return st;
+}
+
+/* ---- the proxy thread ------------------------------------------------------------ */
+
+static void run_op(cuda_host_proxy *x, host_op *op) {
+    cuda_stream *s = x->s;
+    cuda_device *d = cuda_dev(s->base.dev);
+    char what[160];
+    snprintf(what, sizeof what, "stream '%s' to reach host op '%s' (unit %d)", s->base.name,
+             op->label, op->info.unit);
+    zb_status st = zb_cuda_wait_event(d, op->reached, what);
+    if (st != ZB_OK) {
+        zb_cuda_stream_set_error(s, st, zb_error_message());
+    } else {
+        pthread_mutex_lock(&s->lock);
+        bool failed = s->error != ZB_OK;
+        pthread_mutex_unlock(&s->lock);
+        if (!failed) {
+            int64_t t0 = zb_now_ns();
+            st = op->fn(op->arg);
+            int64_t t1 = zb_now_ns();
+            zb_trace_add(d->base.cfg.trace, s->base.id, &op->info, op->seq, t0, t1);
+            if (st != ZB_OK) zb_cuda_stream_set_error(s, st, zb_error_message());
+        }
+    }
+    if (op->cleanup) op->cleanup(op->arg);
+    cudaEventDestroy(op->reached);
+    (void)cudaGetLastError();
+    /* fn's writes (e.g. MPI into a staging buffer) before the release. */
+    atomic_thread_fence(memory_order_seq_cst);
+    *x->done = op->ticket;
+    atomic_thread_fence(memory_order_seq_cst);
+    free(op);
+}
+
+static void *proxy_main(void *p) {
+    cuda_host_proxy *x = (cuda_host_proxy *)p;
+    if (cudaSetDevice(cuda_dev(x->s->base.dev)->ordinal) != cudaSuccess) (void)cudaGetLastError();
+    for (;;) {
+        pthread_mutex_lock(&x->lock);
+        while (!x->head && !x->stop) pthread_cond_wait(&x->cond, &x->lock);
+        host_op *op = x->head;
+        if (op) {
+            x->head = op->next;
+            if (!x->head) x->tail = NULL;
+        }
+        pthread_mutex_unlock(&x->lock);
+        if (!op) return NULL; /* stopped, queue empty */
+        run_op(x, op);
+    }
+}
+
+static void proxy_free(cuda_host_proxy *x) {
+    if (x->done) cudaFreeHost((void *)x->done);
+    (void)cudaGetLastError();
+    pthread_cond_destroy(&x->cond);
+    pthread_mutex_destroy(&x->lock);
+    free(x);
+}
+
+static zb_status proxy_create(cuda_stream *s, cuda_host_proxy **out) {
+    int rank = rank_of(s);
+    cuda_host_proxy *x = (cuda_host_proxy *)calloc(1, sizeof *x);
+    if (!x) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory creating the host-op thread of '%s'", s->base.name);
+    x->s = s;
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_cond_init(&x->cond, NULL);
+    void *word = NULL, *word_dev = NULL;
+    zb_status st = ZB_CUDA_CHECK(rank, cudaHostAlloc(&word, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+    if (st == ZB_OK) {
+        memset(word, 0, 64);
+        x->done = (volatile uint32_t *)word;
+        st = ZB_CUDA_CHECK(rank, cudaHostGetDevicePointer(&word_dev, word, 0));
+    }
+    if (st != ZB_OK) {
+        proxy_free(x);
+        return st;
+    }
+    x->done_dev = (CUdeviceptr)(uintptr_t)word_dev;
+    pthread_once(&wait_value32_once, find_wait_value32);
+    x->use_callback = wait_value32 == NULL;
+    if (pthread_create(&x->thread, NULL, proxy_main, x) != 0) {
+        proxy_free(x);
+        return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: could not start the host-op thread of stream '%s'",
+                       rank, s->base.name);
+    }
+    *out = x;
+    return ZB_OK;
+}
+
+/* The proxy finishes what is queued (each op bounded by the timeout), then
+ * ends. */
+static void proxy_stop(cuda_host_proxy *x) {
+    pthread_mutex_lock(&x->lock);
+    x->stop = true;
+    pthread_cond_signal(&x->cond);
+    pthread_mutex_unlock(&x->lock);
+    pthread_join(x->thread, NULL);
+    proxy_free(x);
+}
+
+/* The stream's proxy, made at its first host op (outside the stream's lock:
+ * creation allocates pinned memory, and the proxies take that lock). */
+static zb_status proxy_get(cuda_stream *s, cuda_host_proxy **out) {
+    pthread_mutex_lock(&s->lock);
+    cuda_host_proxy *have = s->proxy;
+    pthread_mutex_unlock(&s->lock);
+    if (!have) {
+        cuda_host_proxy *made = NULL;
+        ZB_TRY(proxy_create(s, &made));
+        pthread_mutex_lock(&s->lock);
+        if (!s->proxy) {
+            s->proxy = made;
+            made = NULL;
+        }
+        have = s->proxy;
+        pthread_mutex_unlock(&s->lock);
+        if (made) proxy_stop(made); /* another thread made one first */
+    }
+    *out = have;
+    return ZB_OK;
+}
+
+/* Called with the stream drained (or broken), before it is freed. */
+void zb_cuda_host_proxy_stop(cuda_stream *s) {
+    if (!s->proxy) return;
+    proxy_stop(s->proxy);
+    s->proxy = NULL;
+}
+
+/* ---- launch_host --------------------------------------------------------------- */
+
+zb_status zb_cuda_launch_host(zb_stream *zs, zb_host_fn fn, void *arg, zb_host_cleanup cleanup,
+                              const zb_op_info *info) {
+    cuda_stream *s = (cuda_stream *)zs;
+    int rank = rank_of(s);
+    if (!fn) return ZB_FAIL(ZB_ERR_INVALID, "rank %d: a host op without a function on '%s'", rank, zs->name);
+    cuda_host_proxy *x = NULL;
+    ZB_TRY(proxy_get(s, &x));
+    host_op *op = (host_op *)calloc(1, sizeof *op);
+    if (!op) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory queueing a host op on '%s'", zs->name);
+    op->fn = fn;
+    op->arg = arg;
+    op->cleanup = cleanup;
+    op->info = zb_cuda_resolve_info(info, ZB_OP_COMPUTE, "host");
+    snprintf(op->label, sizeof op->label, "%s", op->info.label);
+    op->info.label = op->label;
+    zb_status st = ZB_CUDA_CHECK(rank, cudaEventCreateWithFlags(&op->reached, cudaEventDisableTiming));
+    if (st != ZB_OK) {
+        free(op);
+        return st;
+    }
+    /* Record, wait and queue as one step, so tickets follow stream order. */
+    pthread_mutex_lock(&x->lock);
+    op->seq = (uint64_t)atomic_fetch_add(&cuda_dev(zs->dev)->n_issued, 1);
+    op->ticket = x->issued + 1;
+    st = ZB_CUDA_CHECK(rank, cudaEventRecord(op->reached, s->stream));
+    if (st == ZB_OK) st = issue_wait(x, op->ticket);
+    if (st == ZB_OK) {
+        x->issued = op->ticket;
+        if (x->tail) x->tail->next = op;
+        else x->head = op;
+        x->tail = op;
+        pthread_cond_signal(&x->cond);
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (st != ZB_OK) { /* not queued: the issuer still owns arg */
+        cudaEventDestroy(op->reached);
+        (void)cudaGetLastError();
+        free(op);
+    }
+    return st;
+}
+
+/* ---- pinned host memory --------------------------------------------------------- */
+
+bool zb_cuda_mem_is_host(const zb_device *dev) {
+    (void)dev;
+    return false;
+}
+
+/* Counted in the device's ledger under `tag`, like device memory. */
+zb_status zb_cuda_alloc_host(zb_device *zd, size_t n_bytes, zb_mem_tag tag, void **out) {
+    cuda_device *d = cuda_dev(zd);
+    int rank = zd->cfg.rank;
+    *out = NULL;
+    if ((int)tag < 0 || tag >= ZB_MEM_TAG_COUNT) {
+        return ZB_FAIL(ZB_ERR_INVALID, "memory tag %d out of range", (int)tag);
+    }
+    ZB_CUDA_TRY(rank, cudaSetDevice(d->ordinal));
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, n_bytes ? n_bytes : 1, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ZB_FAIL(zb_cuda_status_of(e), "rank %d: allocating %zu bytes of pinned host memory "
+                       "(%s): cudaHostAlloc failed: %s (%s)", rank, n_bytes, zb_mem_tag_name(tag),
+                       cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    zb_status st = zb_mem_account_add(&d->acct, p, n_bytes, tag);
+    if (st != ZB_OK) {
+        cudaFreeHost(p);
+        (void)cudaGetLastError();
+        return st;
+    }
+    *out = p;
+    return ZB_OK;
+}
+
+/* cudaFreeHost may wait for the device's work (CUDA frees pinned memory
+ * only when no copy can still use it); every such wait is bounded here by
+ * the proxies' timeouts, which always release their streams. */
+void zb_cuda_free_host(zb_device *zd, void *ptr) {
+    if (!ptr) return;
+    cuda_device *d = cuda_dev(zd);
+    int rank = zd->cfg.rank;
+    if (zb_mem_account_remove(&d->acct, ptr, NULL, NULL) != ZB_OK) {
+        fprintf(stderr, "zerobench: internal error: rank %d: %s\n", rank, zb_error_message());
+        abort(); /* a double free or a foreign pointer: a bug in the caller */
+    }
+    if (ZB_CUDA_CHECK(rank, cudaFreeHost(ptr)) != ZB_OK) {
+        fprintf(stderr, "zerobench: warning: %s\n", zb_error_message());
+    }
+}

@@ -1,0 +1,316 @@
+/* The MPI comm on the CUDA device (label gpu; exit 77 = skipped when no GPU
+ * is usable): every collective staged through pinned host memory
+ * (comm_mpi.c) with the CUDA device's host ops (device_cuda_host.c). Runs
+ * with one rank under CTest; ci/gpu-check also runs it with 2 ranks sharing
+ * the GPU, and again with ZB_CUDA_HOST_WAIT=callback (the fallback wait).
+ * Checks, element by element against values computed here, on buffers from
+ * the device's pool:
+ *   - all-gather, reduce-scatter and all-reduce, out of place and in place,
+ *     float and bf16, counts 1 to 4M+3, alternating between the two streams
+ *     the comm was created for; recv pre-filled with NaN (every element must
+ *     be written), guard elements around every buffer and, for
+ *     reduce-scatter, the blocks of send the rank does not own must come
+ *     back untouched;
+ *   - stream order with events: a compute-stream copy feeds collectives
+ *     queued back to back on the comm stream (the staging buffer grows while
+ *     earlier ones are queued), whose result a compute-stream copy reads;
+ *   - collectives on both streams reached in opposite orders on different
+ *     ranks (a host op delays one stream on even ranks, the other on odd
+ *     ones): each stream's host ops run on their own thread, so this
+ *     completes (with MPI run inside cudaLaunchHostFunc functions, which
+ *     share one driver thread, it can hang until the timeout);
+ *   - the staging bytes are counted under the comm-buffer tag and freed
+ *     when the comm is destroyed. */
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bf16.h"
+#include "comm.h"
+#include "comm_stage.h"
+#include "cuda_backend.h"
+#include "mpi_boot.h"
+#include "zb_test.h"
+
+#define SKIP 77
+#define GUARD 5
+
+static const size_t counts[] = {1, 7, 1000, 65537, ((size_t)1 << 22) + 3};
+#define N_COUNTS (sizeof counts / sizeof counts[0])
+
+typedef struct env {
+    zb_device *dev;
+    zb_stream *streams[2]; /* comm, compute */
+    zb_comm *comm;
+    int rank, n;
+} env;
+
+/* Small integers: exact in bf16, and so are their sums over a few ranks. */
+static float value(int rank, size_t j) { return (float)((int)((j * 7 + (size_t)rank * 3) % 17) - 8); }
+static const float SENTINEL = 99.0f;
+
+static void put(void *buf, size_t i, zb_dtype t, float v) {
+    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
+    else ((float *)buf)[i] = v;
+}
+static float get(const void *buf, size_t i, zb_dtype t) {
+    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
+}
+
+static bool cuda_ok(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return true;
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s: %s", what, cudaGetErrorString(e));
+    zb_test_fail(__FILE__, __LINE__, msg);
+    return false;
+}
+
+/* One collective's buffers in one device allocation with guards; `img` is
+ * its host image (what was uploaded, then what came back). */
+typedef struct coll_bufs {
+    zb_coll kind;
+    size_t count, send_n, recv_n, len, es;
+    zb_dtype t;
+    char *mem, *img;
+    size_t send_at, recv_at; /* element offsets in the allocation */
+} coll_bufs;
+
+static bool bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
+    memset(b, 0, sizeof *b);
+    size_t all = count * (size_t)e->n;
+    b->kind = kind;
+    b->count = count;
+    b->t = t;
+    b->es = zb_dtype_size(t);
+    b->send_n = kind == ZB_COLL_REDUCESCATTER ? all : count;
+    b->recv_n = kind == ZB_COLL_ALLGATHER ? all : count;
+    size_t payload = in_place ? (b->send_n > b->recv_n ? b->send_n : b->recv_n)
+                              : b->send_n + GUARD + b->recv_n;
+    b->len = GUARD + payload + GUARD;
+    if (!in_place) {
+        b->send_at = GUARD;
+        b->recv_at = GUARD + b->send_n + GUARD;
+    } else if (kind == ZB_COLL_ALLGATHER) {
+        b->recv_at = GUARD;
+        b->send_at = GUARD + (size_t)e->rank * count;
+    } else if (kind == ZB_COLL_REDUCESCATTER) {
+        b->send_at = GUARD;
+        b->recv_at = GUARD + (size_t)e->rank * count;
+    } else {
+        b->send_at = b->recv_at = GUARD;
+    }
+    b->img = (char *)malloc(b->len * b->es);
+    void *p = NULL;
+    ZB_CHECK_OK(zb_dev_alloc(e->dev, b->len * b->es, ZB_MEM_BENCH_BUFFER, &p));
+    b->mem = (char *)p;
+    if (!b->img || !b->mem) return false;
+    for (size_t i = 0; i < b->len; i++) put(b->img, i, t, SENTINEL);
+    memset(b->img + b->recv_at * b->es, 0xff, b->recv_n * b->es); /* NaN: must be written */
+    for (size_t j = 0; j < b->send_n; j++) put(b->img, b->send_at + j, t, value(e->rank, j));
+    return cuda_ok(cudaMemcpy(b->mem, b->img, b->len * b->es, cudaMemcpyHostToDevice), "upload");
+}
+
+static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
+    zb_comm *c = e->comm;
+    void *send = b->mem + b->send_at * b->es, *recv = b->mem + b->recv_at * b->es;
+    if (b->kind == ZB_COLL_ALLGATHER) return c->ops->allgather(c, s, send, recv, b->count, b->t, "ag", 1);
+    if (b->kind == ZB_COLL_REDUCESCATTER) return c->ops->reducescatter(c, s, send, recv, b->count, b->t, "rs", 2);
+    return c->ops->allreduce(c, s, send, recv, b->count, b->t, "ar", 3);
+}
+
+/* Downloads and compares; frees. Returns wrong elements (-1: no data). */
+static long bufs_check(env *e, coll_bufs *b) {
+    long wrong = -1;
+    char *got = (char *)malloc(b->len * b->es);
+    if (got && b->mem && cuda_ok(cudaMemcpy(got, b->mem, b->len * b->es, cudaMemcpyDeviceToHost), "download")) {
+        wrong = 0;
+        for (size_t i = 0; i < b->len; i++) {
+            float want = get(b->img, i, b->t); /* outside recv: as uploaded */
+            if (i >= b->recv_at && i < b->recv_at + b->recv_n) {
+                size_t j = i - b->recv_at;
+                if (b->kind == ZB_COLL_ALLGATHER) {
+                    want = value((int)(j / b->count), j % b->count);
+                } else {
+                    size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
+                    want = 0;
+                    for (int r = 0; r < e->n; r++) want += value(r, at);
+                }
+            }
+            wrong += !(get(got, i, b->t) == want); /* NaN counts as wrong */
+        }
+    }
+    free(got);
+    free(b->img);
+    if (b->mem) zb_dev_free(e->dev, b->mem);
+    return wrong;
+}
+
+static void check_all(env *e) {
+    static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
+    for (int ti = 0; ti < 2; ti++) {
+        zb_dtype t = ti == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
+        for (size_t ci = 0; ci < N_COUNTS; ci++) {
+            for (int ip = 0; ip < 2; ip++) {
+                zb_stream *s = e->streams[(ci + (size_t)ip) % 2];
+                for (int ki = 0; ki < 3; ki++) {
+                    coll_bufs b;
+                    if (bufs_make(e, &b, kinds[ki], counts[ci], t, ip)) {
+                        ZB_CHECK_OK(bufs_issue(e, s, &b));
+                        ZB_CHECK_OK(e->dev->ops->stream_sync(s));
+                    }
+                    long w = bufs_check(e, &b);
+                    ZB_CHECK_MSG(w == 0, "rank %d %s %s count %zu in_place %d on '%s': %ld wrong", e->rank,
+                                 zb_coll_name(kinds[ki]), zb_dtype_name(t), counts[ci], ip, s->name, w);
+                }
+            }
+        }
+    }
+    if (e->rank == 0) printf("test_comm_mpi_cuda: every collective checked on %d rank(s)\n", e->n);
+}
+
+/* compute: copy src -> send, record; comm: wait, queued collectives (the
+ * first reads send; later ones grow the staging buffer), record; compute:
+ * wait, copy recv -> out. */
+static void check_stream_order(env *e) {
+    const zb_device_ops *d = e->dev->ops;
+    zb_stream *comm = e->streams[0], *compute = e->streams[1];
+    enum { N_OPS = 4 };
+    static const size_t sizes[N_OPS] = {1000003, 3, (size_t)5 << 20, 7};
+    static const zb_coll kinds[N_OPS] = {ZB_COLL_ALLREDUCE, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLGATHER,
+                                         ZB_COLL_ALLGATHER};
+    coll_bufs b[N_OPS];
+    bool ok = true;
+    for (int i = 0; i < N_OPS; i++) ok = bufs_make(e, &b[i], kinds[i], sizes[i], ZB_DTYPE_F32, i == 1) && ok;
+    /* op 0's input arrives by a compute-stream copy from `src`; its send
+     * region on the device is first zeroed, so an early collective sees 0s. */
+    size_t bytes0 = b[0].send_n * b[0].es;
+    void *src = NULL, *out = NULL;
+    ZB_CHECK_OK(zb_dev_alloc(e->dev, bytes0, ZB_MEM_BENCH_BUFFER, &src));
+    ZB_CHECK_OK(zb_dev_alloc(e->dev, b[0].recv_n * b[0].es, ZB_MEM_BENCH_BUFFER, &out));
+    zb_event *fed = NULL, *reduced = NULL;
+    ZB_CHECK_OK(d->event_create(e->dev, &fed));
+    ZB_CHECK_OK(d->event_create(e->dev, &reduced));
+    if (ok && src && out && fed && reduced) {
+        char *send0 = b[0].mem + b[0].send_at * b[0].es;
+        ok = cuda_ok(cudaMemcpy(src, send0, bytes0, cudaMemcpyDeviceToDevice), "copy") &&
+             cuda_ok(cudaMemset(send0, 0, bytes0), "memset") && cuda_ok(cudaDeviceSynchronize(), "sync");
+        /* a large compute-side copy first, so the comm stream must really wait */
+        for (int k = 0; k < 8 && ok; k++) ZB_CHECK_OK(d->memcpy_async(compute, send0, src, bytes0, NULL));
+        ZB_CHECK_OK(d->event_record(fed, compute));
+        ZB_CHECK_OK(d->stream_wait_event(comm, fed));
+        for (int i = 0; i < N_OPS; i++) ZB_CHECK_OK(bufs_issue(e, comm, &b[i]));
+        ZB_CHECK_OK(d->event_record(reduced, comm));
+        ZB_CHECK_OK(d->stream_wait_event(compute, reduced));
+        ZB_CHECK_OK(d->memcpy_async(compute, out, b[0].mem + b[0].recv_at * b[0].es, b[0].recv_n * b[0].es, NULL));
+        ZB_CHECK_OK(d->stream_sync(compute));
+        ZB_CHECK_OK(d->stream_sync(comm));
+        /* `out` must equal op 0's result (and so did every later op) */
+        float *h = (float *)malloc(b[0].recv_n * sizeof(float));
+        long wrong = -1;
+        if (h && cuda_ok(cudaMemcpy(h, out, b[0].recv_n * sizeof(float), cudaMemcpyDeviceToHost), "download")) {
+            wrong = 0;
+            for (size_t j = 0; j < b[0].recv_n; j++) {
+                float want = 0;
+                for (int r = 0; r < e->n; r++) want += value(r, j);
+                wrong += !(h[j] == want);
+            }
+        }
+        free(h);
+        ZB_CHECK_MSG(wrong == 0, "rank %d: the compute stream read %ld wrong elements of the queued all-reduce",
+                     e->rank, wrong);
+    }
+    for (int i = 0; i < N_OPS; i++) {
+        long w = bufs_check(e, &b[i]);
+        ZB_CHECK_MSG(w == 0, "rank %d queued op %d (%s of %zu): %ld wrong", e->rank, i, zb_coll_name(kinds[i]),
+                     sizes[i], w);
+    }
+    if (src) zb_dev_free(e->dev, src);
+    if (out) zb_dev_free(e->dev, out);
+    if (fed) d->event_destroy(fed);
+    if (reduced) d->event_destroy(reduced);
+}
+
+static zb_status sleep_op(void *arg) {
+    int ms = *(const int *)arg;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    return ZB_OK;
+}
+
+/* Even ranks delay the comm stream, odd ranks the compute stream, so the
+ * ranks reach X (comm stream) and Y (compute stream) in opposite orders. */
+static void check_opposite_orders(env *e) {
+    static int delay_ms = 300;
+    zb_stream *comm = e->streams[0], *compute = e->streams[1];
+    zb_stream *late = e->rank % 2 == 0 ? comm : compute;
+    for (int round = 0; round < 3; round++) {
+        coll_bufs x, y;
+        bool ok = bufs_make(e, &x, ZB_COLL_ALLGATHER, 4099, ZB_DTYPE_BF16, false);
+        ok = bufs_make(e, &y, ZB_COLL_ALLREDUCE, 70001, ZB_DTYPE_F32, true) && ok;
+        if (ok) {
+            ZB_CHECK_OK(e->dev->ops->launch_host(late, sleep_op, &delay_ms, NULL, NULL));
+            ZB_CHECK_OK(bufs_issue(e, comm, &x));
+            ZB_CHECK_OK(bufs_issue(e, compute, &y));
+            ZB_CHECK_OK(e->dev->ops->stream_sync(comm));
+            ZB_CHECK_OK(e->dev->ops->stream_sync(compute));
+        }
+        long wx = bufs_check(e, &x), wy = bufs_check(e, &y);
+        ZB_CHECK_MSG(wx == 0 && wy == 0, "rank %d round %d: %ld wrong in X, %ld in Y", e->rank, round, wx, wy);
+    }
+}
+
+int main(int argc, char **argv) {
+    int n_gpus = 0;
+    char why[256] = "";
+    if (zb_cuda_probe(&n_gpus, why, sizeof why) != ZB_OK || n_gpus < 1) {
+        printf("test_comm_mpi_cuda: skipped: %s\n", why[0] ? why : "no GPU");
+        return SKIP;
+    }
+    if (zb_mpi_init(&argc, &argv) != ZB_OK) {
+        fprintf(stderr, "test_comm_mpi_cuda: %s\n", zb_error_message());
+        return 1;
+    }
+    env e;
+    memset(&e, 0, sizeof e);
+    MPI_Comm_rank(MPI_COMM_WORLD, &e.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &e.n);
+    const char *wait_mode = getenv("ZB_CUDA_HOST_WAIT");
+    if (e.rank == 0) {
+        printf("test_comm_mpi_cuda: %d rank(s) on %d GPU(s); stream waits: %s\n", e.n, n_gpus,
+               wait_mode && !strcmp(wait_mode, "callback") ? "host function (fallback)" : "cuStreamWaitValue32");
+    }
+    zb_device_config dc = {e.rank, e.rank, 0, 120.0, NULL};
+    ZB_CHECK_OK(zb_device_create("cuda", &dc, &e.dev));
+    if (!e.dev) return zb_test_finish("test_comm_mpi_cuda");
+    ZB_CHECK(!zb_dev_mem_is_host(e.dev) && zb_dev_runs_host_code(e.dev));
+    ZB_CHECK_OK(e.dev->ops->stream_create(e.dev, "comm", &e.streams[0]));
+    ZB_CHECK_OK(e.dev->ops->stream_create(e.dev, "compute", &e.streams[1]));
+    zb_comm_config cc = {60.0};
+    ZB_CHECK_OK(zb_comm_mpi_create(e.dev, e.streams, 2, &cc, &e.comm));
+    if (e.comm) {
+        ZB_CHECK(!strcmp(e.comm->ops->name, "mpi") && e.comm->rank == e.rank && e.comm->n_ranks == e.n);
+        check_all(&e);
+        check_stream_order(&e);
+        check_opposite_orders(&e);
+        zb_mem_stats ms;
+        e.dev->ops->mem_stats(e.dev, &ms);
+        ZB_CHECK_MSG(ms.live_bytes[ZB_MEM_COMM_BUFFER] >= ((size_t)5 << 20) * sizeof(float) * (size_t)e.n &&
+                     ms.live_bytes[ZB_MEM_COMM_BUFFER] % ZB_STAGE_GRANULE_BYTES == 0,
+                     "staging bytes counted: %zu", ms.live_bytes[ZB_MEM_COMM_BUFFER]);
+        zb_comm_destroy(e.comm);
+        e.dev->ops->mem_stats(e.dev, &ms);
+        ZB_CHECK_MSG(ms.live_bytes[ZB_MEM_COMM_BUFFER] == 0, "staging left after destroy: %zu bytes",
+                     ms.live_bytes[ZB_MEM_COMM_BUFFER]);
+    }
+    e.dev->ops->stream_destroy(e.streams[0]);
+    e.dev->ops->stream_destroy(e.streams[1]);
+    zb_dev_destroy(e.dev);
+    int failures = zb_test_failures, all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    zb_mpi_finalize();
+    if (e.rank != 0) return failures ? 1 : 0;
+    int rc = zb_test_finish("test_comm_mpi_cuda");
+    return all ? 1 : rc;
+}

@@ -1,0 +1,294 @@
+/* The mpi comm's staged path (device memory that is not host memory, as on
+ * cuda) run on CPU ranks: the CPU device with its ops table wrapped so that
+ * mem_is_host answers false and alloc_host hands out "pinned" buffers that
+ * the wrapper tracks. Every collective is checked element by element,
+ * out of place and in place, float and bf16, on both streams, with guard
+ * elements around every buffer (and, for reduce-scatter, the blocks of send
+ * the rank does not own) that must stay untouched; the copies the comm
+ * issues are counted against comm_stage.h's plan (input bytes into a
+ * staging buffer, result bytes out of one); several collectives are queued
+ * before one sync, so the staging buffer grows while earlier ops still use
+ * it; the staging bytes are counted under the comm-buffer tag and freed when
+ * the comm is destroyed. Run with 2 and 4 ranks. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bf16.h"
+#include "comm.h"
+#include "comm_stage.h"
+#include "mpi_boot.h"
+#include "zb_test.h"
+
+#define GUARD 5
+#define MAX_STAGES 16
+
+static const size_t counts[] = {1, 7, 1000, 1023, 65537};
+#define N_COUNTS (sizeof counts / sizeof counts[0])
+
+/* ---- the wrapped device ---------------------------------------------------------- */
+
+static zb_device_ops staged_ops;
+static const zb_device_ops *cpu_ops;
+static struct { char *p; size_t n; } stages[MAX_STAGES];
+static size_t bytes_in, bytes_out, other_copies; /* counted on the issuing thread */
+static int n_alloc_host, n_free_host;
+
+static bool not_host(const zb_device *d) {
+    (void)d;
+    return false;
+}
+
+static zb_status alloc_host(zb_device *d, size_t n, zb_mem_tag tag, void **out) {
+    ZB_TRY(cpu_ops->alloc(d, n, tag, out));
+    for (int i = 0; i < MAX_STAGES; i++) {
+        if (!stages[i].p) {
+            stages[i].p = (char *)*out;
+            stages[i].n = n;
+            n_alloc_host++;
+            return ZB_OK;
+        }
+    }
+    return ZB_FAIL(ZB_ERR_INTERNAL, "test: more than %d staging buffers", MAX_STAGES);
+}
+
+static void free_host(zb_device *d, void *p) {
+    for (int i = 0; i < MAX_STAGES; i++) {
+        if (stages[i].p == p) stages[i].p = NULL;
+    }
+    n_free_host++;
+    cpu_ops->free(d, p);
+}
+
+static bool in_stage(const void *p, size_t n) {
+    const char *c = (const char *)p;
+    for (int i = 0; i < MAX_STAGES; i++) {
+        if (stages[i].p && c >= stages[i].p && c + n <= stages[i].p + stages[i].n) return true;
+    }
+    return false;
+}
+
+static zb_status counting_memcpy(zb_stream *s, void *dst, const void *src, size_t n,
+                                 const zb_op_info *info) {
+    if (in_stage(dst, n)) bytes_in += n;
+    else if (in_stage(src, n)) bytes_out += n;
+    else other_copies++;
+    return cpu_ops->memcpy_async(s, dst, src, n, info);
+}
+
+/* ---- values and buffers ---------------------------------------------------------- */
+
+static float value(int rank, size_t j) { return (float)((int)((j * 7 + (size_t)rank * 3) % 17) - 8); }
+static const float SENTINEL = 99.0f; /* not a value() and not a sum of them over <= 4 ranks */
+
+static void put(void *buf, size_t i, zb_dtype t, float v) {
+    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
+    else ((float *)buf)[i] = v;
+}
+static float get(const void *buf, size_t i, zb_dtype t) {
+    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
+}
+
+typedef struct env {
+    zb_device *dev;
+    zb_stream *streams[2];
+    zb_comm *comm;
+    int rank, n;
+} env;
+
+/* One collective's buffers: a single device allocation with guards, send
+ * and recv laid out per comm.h (in place or not), send filled. */
+typedef struct coll_bufs {
+    zb_coll kind;
+    size_t count, send_n, recv_n, len;
+    zb_dtype t;
+    bool in_place;
+    char *mem, *send, *recv;
+} coll_bufs;
+
+static void bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
+    size_t es = zb_dtype_size(t), all = count * (size_t)e->n;
+    memset(b, 0, sizeof *b);
+    b->kind = kind;
+    b->count = count;
+    b->t = t;
+    b->in_place = in_place;
+    b->send_n = kind == ZB_COLL_REDUCESCATTER ? all : count;
+    b->recv_n = kind == ZB_COLL_ALLGATHER ? all : count;
+    size_t payload = in_place ? (b->send_n > b->recv_n ? b->send_n : b->recv_n)
+                              : b->send_n + GUARD + b->recv_n;
+    b->len = GUARD + payload + GUARD;
+    void *p = NULL;
+    ZB_CHECK_OK(zb_dev_alloc(e->dev, b->len * es, ZB_MEM_BENCH_BUFFER, &p));
+    b->mem = (char *)p;
+    for (size_t i = 0; i < b->len; i++) put(b->mem, i, t, SENTINEL);
+    char *base = b->mem + GUARD * es;
+    if (!in_place) {
+        b->send = base;
+        b->recv = base + (b->send_n + GUARD) * es;
+    } else if (kind == ZB_COLL_ALLGATHER) {
+        b->recv = base;
+        b->send = base + (size_t)e->rank * count * es;
+    } else if (kind == ZB_COLL_REDUCESCATTER) {
+        b->send = base;
+        b->recv = base + (size_t)e->rank * count * es;
+    } else {
+        b->send = b->recv = base;
+    }
+    for (size_t j = 0; j < b->send_n; j++) put(b->send, j, t, value(e->rank, j));
+}
+
+static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
+    zb_comm *c = e->comm;
+    if (b->kind == ZB_COLL_ALLGATHER) return c->ops->allgather(c, s, b->send, b->recv, b->count, b->t, "ag", 1);
+    if (b->kind == ZB_COLL_REDUCESCATTER) {
+        return c->ops->reducescatter(c, s, b->send, b->recv, b->count, b->t, "rs", 2);
+    }
+    return c->ops->allreduce(c, s, b->send, b->recv, b->count, b->t, "ar", 3);
+}
+
+/* Wrong elements: recv against comm.h, everything else in the allocation
+ * against what was written there (guards; send outside recv). */
+static long bufs_check(env *e, coll_bufs *b) {
+    size_t es = zb_dtype_size(b->t);
+    long wrong = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        char *x = b->mem + i * es;
+        float want = SENTINEL;
+        if (x >= b->recv && x < b->recv + b->recv_n * es) {
+            size_t j = (size_t)(x - b->recv) / es;
+            if (b->kind == ZB_COLL_ALLGATHER) {
+                want = value((int)(j / b->count), j % b->count);
+            } else {
+                size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
+                want = 0;
+                for (int r = 0; r < e->n; r++) want += value(r, at);
+            }
+        } else if (x >= b->send && x < b->send + b->send_n * es) {
+            want = value(e->rank, (size_t)(x - b->send) / es);
+        }
+        wrong += get(b->mem, i, b->t) != want;
+    }
+    zb_dev_free(e->dev, b->mem);
+    return wrong;
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+static void test_all(env *e) {
+    static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
+    for (int ti = 0; ti < 2; ti++) {
+        zb_dtype t = ti == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
+        for (size_t ci = 0; ci < N_COUNTS; ci++) {
+            for (int ip = 0; ip < 2; ip++) {
+                zb_stream *s = e->streams[(ci + (size_t)ip) % 2];
+                for (int ki = 0; ki < 3; ki++) {
+                    coll_bufs b;
+                    bufs_make(e, &b, kinds[ki], counts[ci], t, ip);
+                    zb_stage_plan plan;
+                    ZB_CHECK_OK(zb_stage_plan_make(kinds[ki], counts[ci], zb_dtype_size(t), e->rank, e->n,
+                                                   &plan));
+                    bytes_in = bytes_out = other_copies = 0;
+                    ZB_CHECK_OK(bufs_issue(e, s, &b));
+                    ZB_CHECK_OK(e->dev->ops->stream_sync(s));
+                    ZB_CHECK_MSG(bytes_in == plan.in_bytes && bytes_out == plan.out_bytes && other_copies == 0,
+                                 "%s %s count %zu in_place %d: copied %zu in, %zu out, %zu other (plan: %zu in, "
+                                 "%zu out)", zb_coll_name(kinds[ki]), zb_dtype_name(t), counts[ci], ip, bytes_in,
+                                 bytes_out, other_copies, plan.in_bytes, plan.out_bytes);
+                    long w = bufs_check(e, &b);
+                    ZB_CHECK_MSG(w == 0, "rank %d %s %s count %zu in_place %d: %ld wrong", e->rank,
+                                 zb_coll_name(kinds[ki]), zb_dtype_name(t), counts[ci], ip, w);
+                }
+            }
+        }
+    }
+}
+
+/* Queued back to back on one stream, one sync: small ops first, so the
+ * staging buffer grows while the earlier ops are still queued (the cpu
+ * stream's worker may not have reached them). */
+static void test_queued_growth(env *e) {
+    enum { N_OPS = 6 };
+    static const size_t sizes[N_OPS] = {3, 5000, 7, 300001, 1, 1000003}; /* past test_all's */
+    static const zb_coll kinds[N_OPS] = {ZB_COLL_ALLREDUCE, ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER,
+                                         ZB_COLL_REDUCESCATTER, ZB_COLL_ALLGATHER, ZB_COLL_ALLREDUCE};
+    coll_bufs b[N_OPS];
+    int allocs_before = n_alloc_host;
+    for (int i = 0; i < N_OPS; i++) {
+        bufs_make(e, &b[i], kinds[i], sizes[i], i % 2 ? ZB_DTYPE_BF16 : ZB_DTYPE_F32, i % 3 == 0);
+        ZB_CHECK_OK(bufs_issue(e, e->streams[0], &b[i]));
+    }
+    ZB_CHECK_OK(e->dev->ops->stream_sync(e->streams[0]));
+    for (int i = 0; i < N_OPS; i++) {
+        long w = bufs_check(e, &b[i]);
+        ZB_CHECK_MSG(w == 0, "rank %d queued op %d (%s of %zu): %ld wrong", e->rank, i, zb_coll_name(kinds[i]),
+                     sizes[i], w);
+    }
+    ZB_CHECK(n_alloc_host > allocs_before); /* it did grow */
+    ZB_CHECK(n_free_host == n_alloc_host - 2); /* grow-only: one live buffer per stream */
+}
+
+static void test_barrier_and_bytes(env *e) {
+    memset(e->comm->sent_bytes, 0, sizeof e->comm->sent_bytes);
+    bytes_in = bytes_out = other_copies = 0;
+    ZB_CHECK_OK(e->comm->ops->barrier(e->comm, e->streams[1]));
+    ZB_CHECK_OK(e->dev->ops->stream_sync(e->streams[1]));
+    ZB_CHECK(bytes_in == 0 && bytes_out == 0 && other_copies == 0); /* nothing staged */
+    coll_bufs b;
+    bufs_make(e, &b, ZB_COLL_ALLREDUCE, 100, ZB_DTYPE_F32, true);
+    ZB_CHECK_OK(bufs_issue(e, e->streams[1], &b));
+    ZB_CHECK_OK(e->dev->ops->stream_sync(e->streams[1]));
+    ZB_CHECK(bufs_check(e, &b) == 0);
+    ZB_CHECK(e->comm->sent_bytes[ZB_COLL_ALLREDUCE] == 2ull * 400 * (uint64_t)(e->n - 1) / (uint64_t)e->n);
+}
+
+int main(int argc, char **argv) {
+    if (zb_mpi_init(&argc, &argv) != ZB_OK) {
+        fprintf(stderr, "%s\n", zb_error_message());
+        return 1;
+    }
+    env e;
+    memset(&e, 0, sizeof e);
+    MPI_Comm_rank(MPI_COMM_WORLD, &e.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &e.n);
+    zb_device_config dc = {e.rank, e.rank, 1, 60, NULL};
+    ZB_CHECK_OK(zb_device_cpu_create(&dc, &e.dev));
+    cpu_ops = e.dev->ops;
+    staged_ops = *cpu_ops;
+    staged_ops.name = "cpu-staged";
+    staged_ops.mem_is_host = not_host;
+    staged_ops.alloc_host = alloc_host;
+    staged_ops.free_host = free_host;
+    staged_ops.memcpy_async = counting_memcpy;
+    e.dev->ops = &staged_ops;
+    ZB_CHECK(!zb_dev_mem_is_host(e.dev) && zb_dev_runs_host_code(e.dev));
+    ZB_CHECK_OK(e.dev->ops->stream_create(e.dev, "comm", &e.streams[0]));
+    ZB_CHECK_OK(e.dev->ops->stream_create(e.dev, "compute", &e.streams[1]));
+    zb_comm_config cc = {30};
+    ZB_CHECK_OK(zb_comm_mpi_create(e.dev, e.streams, 2, &cc, &e.comm));
+    test_all(&e);
+    test_queued_growth(&e);
+    test_barrier_and_bytes(&e);
+    zb_mem_stats ms;
+    e.dev->ops->mem_stats(e.dev, &ms);
+    ZB_CHECK(ms.live_bytes[ZB_MEM_COMM_BUFFER] > 0 && ms.peak_bytes[ZB_MEM_COMM_BUFFER] >= ms.live_bytes[ZB_MEM_COMM_BUFFER]);
+    ZB_CHECK(ms.live_bytes[ZB_MEM_COMM_BUFFER] % ZB_STAGE_GRANULE_BYTES == 0);
+    zb_comm_destroy(e.comm);
+    e.dev->ops->mem_stats(e.dev, &ms);
+    ZB_CHECK(ms.live_bytes[ZB_MEM_COMM_BUFFER] == 0 && n_free_host == n_alloc_host);
+    /* A device with neither host memory nor staging is refused, naming it. */
+    staged_ops.alloc_host = NULL;
+    zb_comm *none = NULL;
+    ZB_CHECK(zb_comm_mpi_create(e.dev, e.streams, 2, &cc, &none) == ZB_ERR_UNSUPPORTED);
+    ZB_CHECK(strstr(zb_error_message(), "cpu-staged") != NULL);
+    e.dev->ops = cpu_ops;
+    e.dev->ops->stream_destroy(e.streams[0]);
+    e.dev->ops->stream_destroy(e.streams[1]);
+    zb_dev_destroy(e.dev);
+    int failures = zb_test_failures, all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    zb_mpi_finalize();
+    if (e.rank != 0) return failures ? 1 : 0;
+    int rc = zb_test_finish("test_collectives_staged");
+    return all ? 1 : rc;
+}
