@@ -38,10 +38,12 @@ zb_status zb_backends_resolve(const char *backend_flag, const char *comm_flag, z
     return ZB_OK;
 }
 
-zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s, zb_device **dev,
-                             zb_stream **compute, zb_stream **comm_stream, zb_comm **comm) {
+zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s, bool gpu_trace,
+                             zb_device **dev, zb_stream **compute, zb_stream **comm_stream, zb_comm **comm) {
     bool cuda = !strcmp(b->device, "cuda");
-    if (cuda && dc->trace) {
+    if (cuda && dc->trace && !gpu_trace) {
+        snprintf(b->note, sizeof b->note, "trace metrics not measured: --gpu-trace off");
+    } else if (cuda && dc->trace) {
         /* Before the device's first CUDA call, so no activity is missed. */
         if (zb_cupti_start(dc->trace, -1) == ZB_OK) {
             b->cupti_active = true;

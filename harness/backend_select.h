@@ -29,10 +29,10 @@ typedef struct zb_backends {
 zb_status zb_backends_resolve(const char *backend_flag, const char *comm_flag, zb_backends *out);
 
 /* Creates the device (streams "compute" and "comm") and the comm over both
- * streams (collective). On cuda starts CUPTI first (a failure only turns
- * trace metrics off, with b->note saying why). */
-zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s, zb_device **dev,
-                             zb_stream **compute, zb_stream **comm_stream, zb_comm **comm);
+ * streams (collective). On cuda starts CUPTI first unless gpu_trace is
+ * false (a failure only turns trace metrics off, with b->note saying why). */
+zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s, bool gpu_trace,
+                             zb_device **dev, zb_stream **compute, zb_stream **comm_stream, zb_comm **comm);
 
 /* Default hardware profile for the device: "cpu", or the GPU's profile when
  * its name is one zerobench has (H200, H100, A100, B200), else NULL. */

@@ -82,6 +82,8 @@ static const opt_spec zb_opts[] = {
     {"threads", 0, OPT_INT, F(threads), 1, 4096, CMD_ALL, "BLAS threads per rank (default: cores / ranks per node)"},
     {"malloc-keep", 0, OPT_ONOFF, F(malloc_keep), 0, 0, CMD_ALL,
      "on: glibc keeps freed memory (no mmap for big blocks, no trim), off: glibc defaults"},
+    {"gpu-trace", 0, OPT_ONOFF, F(gpu_trace), 0, 0, CMD_ALL,
+     "on: trace GPU work with CUPTI (cuda); off: no tracer, trace metrics not measured (to see its overhead)"},
     {"nodes", 0, OPT_INT, F(nodes), 1, 1e6, CMD_ALL, "nodes; outside MPI zerobench relaunches itself with mpirun"},
     {"gpus-per-node", 0, OPT_INT, F(gpus_per_node), 1, 1024, CMD_ALL, "ranks per node (GPUs on cuda)"},
     {"hostfile", 0, OPT_TEXT, F(hostfile), 0, 0, CMD_ALL, "hostfile passed to mpirun"},
@@ -116,6 +118,7 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->dtype = ZB_DTYPE_F32;
     cfg->average = ZB_AVERAGE_MEAN;
     cfg->malloc_keep = true;
+    cfg->gpu_trace = true;
     cfg->timeout_s = 300.0;
     cfg->mode = ZB_MODE_BOTH;
     cfg->stage = 3;

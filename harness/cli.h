@@ -81,6 +81,7 @@ typedef struct zb_config {
     double peak_gflops; /* 0 = from the profile, or measured on cpu */
     int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
     bool malloc_keep;   /* keep freed memory in glibc (REFERENCE.md) */
+    bool gpu_trace;     /* CUPTI on cuda (off: trace metrics not measured) */
 
     /* launch */
     int64_t nodes, gpus_per_node;

@@ -177,8 +177,8 @@ static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
                                           : (int)(cores / ctx->topo.local_size > 0 ? cores / ctx->topo.local_size : 1);
     zb_device_config dc = {ctx->topo.rank, ctx->topo.local_rank, ctx->blas_threads,
                            ctx->cfg->timeout_s + 5.0, trace};
-    return zb_backends_create(&ctx->backends, &dc, ctx->cfg->timeout_s, &ctx->dev, &ctx->compute,
-                              &ctx->comm_stream, &ctx->comm);
+    return zb_backends_create(&ctx->backends, &dc, ctx->cfg->timeout_s, ctx->cfg->gpu_trace, &ctx->dev,
+                              &ctx->compute, &ctx->comm_stream, &ctx->comm);
 }
 
 /* Every rank resolves --backend/--comm on its own machine; the job then
