@@ -80,6 +80,9 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
         int m = s - warm;
         zb_overlap ov;
         ZB_TRY(measure_trace(ctx, first, &r, &ov));
+        /* Without --trace the records are only for these metrics: drop them
+         * so a long run's memory stays bounded. */
+        if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
         ps->step_ms[m] = ms;
         bool measured = ov.comm_ns >= 0;
         ps->overlap[m] = ov.overlap_pct;

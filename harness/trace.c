@@ -40,8 +40,7 @@ void zb_trace_destroy(zb_trace *t) {
 
 void zb_trace_clear(zb_trace *t) {
     pthread_mutex_lock(&t->lock);
-    t->n_records = 0;
-    t->n_dropped = 0;
+    t->n_records = 0; /* n_dropped keeps counting: drops are never forgotten */
     pthread_mutex_unlock(&t->lock);
 }
 

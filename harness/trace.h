@@ -69,6 +69,7 @@ int64_t zb_now_ns(void);
 
 zb_status zb_trace_init(zb_trace *t, int rank, bool enabled);
 void zb_trace_destroy(zb_trace *t);
+/* Forgets the records (keeps the buffer and the dropped count). */
 void zb_trace_clear(zb_trace *t);
 /* Remembers a stream's name for reports (ids >= 16 keep no name). */
 void zb_trace_name_stream(zb_trace *t, int stream, const char *name);
