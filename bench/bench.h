@@ -54,6 +54,11 @@ double zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds);
 /* Sum of a per-rank count over ranks (collective). */
 int64_t zb_bench_sum(int64_t v);
 
+/* gemm --compare-direct's baseline on a device (its ops->name), as the
+ * table's group title: "direct BLAS" (cpu: cblas_sgemm), "direct cuBLASLt"
+ * (cuda: zb_cuda_gemm_direct_time); NULL for a device without one. */
+const char *zb_gemm_direct_baseline(const char *device_name);
+
 /* Every benchmark's plug-in, defined in its own file. */
 extern const zb_bench zb_bench_allgather;
 extern const zb_bench zb_bench_reducescatter;

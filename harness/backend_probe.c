@@ -1,7 +1,8 @@
 /* Is there a usable GPU? Built in every configuration, so main can ask
  * without #ifdefs: a CUDA build asks the CUDA runtime (harness/cuda/
  * probe_cuda.c); a build without CUDA answers ZB_ERR_UNSUPPORTED with one
- * line, and stubs the CUDA device's entry points the same way. */
+ * line, and stubs the CUDA device's entry points (and the direct cuBLASLt
+ * GEMM timing) the same way. */
 #include <stdio.h>
 #include <string.h>
 
@@ -43,5 +44,15 @@ zb_status zb_device_cuda_meminfo(zb_device *dev, zb_cuda_meminfo *out) {
     (void)dev;
     if (out) memset(out, 0, sizeof *out);
     return ZB_FAIL(ZB_ERR_UNSUPPORTED, "%s", ZB_NO_CUDA_WHY);
+}
+
+zb_status zb_cuda_gemm_direct_time(zb_device *dev, const zb_gemm_desc *g, int64_t warmup,
+                                   int64_t iters, double *seconds) {
+    (void)dev;
+    (void)g;
+    (void)warmup;
+    (void)iters;
+    if (seconds) *seconds = 0.0;
+    return ZB_FAIL(ZB_ERR_UNSUPPORTED, "direct cuBLASLt: %s", ZB_NO_CUDA_WHY);
 }
 #endif

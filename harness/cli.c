@@ -48,7 +48,7 @@ static const opt_spec zb_opts[] = {
     {"datatype", 'd', OPT_DTYPE, F(dtype), 0, 0, CMD_BENCH, "float or bf16 (gemm: bf16 on GPUs only)"},
     {"average", 'a', OPT_INT, F(average), 0, 3, CMD_BENCH, "time across ranks: 0 rank 0, 1 mean, 2 min, 3 max"},
     {"compare-direct", 0, OPT_FLAG, F(compare_direct), 0, 0, CMD_BENCH,
-     "also time the library (MPI, BLAS) called directly on the same buffers"},
+     "also time the library called directly on the same buffers (MPI; gemm: BLAS on cpu, cuBLASLt on cuda)"},
     {"shape", 0, OPT_SHAPE, 0, 0, 0, 0, CMD_GEMM, "MxNxK; repeat for several shapes"},
     {"model", 0, OPT_TEXT, F(model), 0, 0, CMD_GEMM | CMD_STEP, "model profile (profiles/models/NAME.json)"},
     {"tokens", 0, OPT_INT, F(tokens), 1, 1e9, CMD_GEMM, "M of the --model GEMMs (default batch*seq of the profile)"},

@@ -2,6 +2,7 @@
  * cuBLASLt GEMM (see cublaslt_map.h). */
 #include "cublaslt_map.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,5 +172,33 @@ zb_status zb_gemm_cache_insert(zb_gemm_cache *c, const zb_gemm_key *key, void *v
     c->slots[i].key = *key;
     c->slots[i].value = value;
     c->count++;
+    return ZB_OK;
+}
+
+zb_status zb_gemm_direct_prepare(const zb_gemm_desc *g, int64_t warmup, int64_t iters,
+                                 zb_lt_gemm *out) {
+    char shape[192];
+    zb_gemm_shape_text(g, shape, sizeof shape);
+    if (warmup < 0 || iters < 1) {
+        return ZB_FAIL(ZB_ERR_INVALID, "direct cuBLASLt, %s: %lld warm-up and %lld timed "
+                       "iterations (need >= 0 and >= 1)", shape, (long long)warmup,
+                       (long long)iters);
+    }
+    return zb_lt_map_gemm(g, out);
+}
+
+zb_status zb_gemm_direct_seconds(double elapsed_ms, int64_t iters, const char *shape,
+                                 double *seconds) {
+    *seconds = 0.0;
+    if (iters < 1) {
+        return ZB_FAIL(ZB_ERR_INVALID, "direct cuBLASLt, %s: %lld timed iterations (need >= 1)",
+                       shape, (long long)iters);
+    }
+    if (!isfinite(elapsed_ms) || elapsed_ms <= 0.0) {
+        return ZB_FAIL(ZB_ERR_INTERNAL, "direct cuBLASLt, %s: cudaEventElapsedTime reported %g ms "
+                       "for %lld GEMMs (want a positive time)", shape, elapsed_ms,
+                       (long long)iters);
+    }
+    *seconds = elapsed_ms / 1e3 / (double)iters;
     return ZB_OK;
 }

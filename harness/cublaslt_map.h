@@ -16,7 +16,11 @@
  * Cache. Algorithms from cuBLASLt's heuristic are kept per key (shape,
  * strides, transposes, dtype and the pointers' alignments, since the
  * heuristic filters algorithms by alignment) in an open-addressing hash
- * table that grows; the value is an opaque pointer owned by the cache. */
+ * table that grows; the value is an opaque pointer owned by the cache.
+ *
+ * Direct baseline. The argument checks and the arithmetic of the direct
+ * cuBLASLt timing (harness/cuda/gemm_direct.c, zb_cuda_gemm_direct_time in
+ * cuda_backend.h), which uses the same mapping but none of the cache. */
 #ifndef ZB_CUBLASLT_MAP_H
 #define ZB_CUBLASLT_MAP_H
 
@@ -92,6 +96,21 @@ void *zb_gemm_cache_find(zb_gemm_cache *c, const zb_gemm_key *key);
 /* Caches `value` (non-NULL) for a key not yet present; ZB_ERR_INVALID when
  * present, ZB_ERR_NOMEM when the table cannot grow (the value is not taken). */
 zb_status zb_gemm_cache_insert(zb_gemm_cache *c, const zb_gemm_key *key, void *value);
+
+/* ---- the direct cuBLASLt baseline -------------------------------------------- */
+
+/* Checks a direct timing's counts and maps g (zb_lt_map_gemm):
+ * ZB_ERR_INVALID, naming the shape, when warmup < 0, iters < 1, or the
+ * mapping refuses g. */
+zb_status zb_gemm_direct_prepare(const zb_gemm_desc *g, int64_t warmup, int64_t iters,
+                                 zb_lt_gemm *out);
+
+/* Seconds per GEMM from cudaEventElapsedTime's milliseconds over `iters`
+ * back-to-back GEMMs. ZB_ERR_INTERNAL, naming `shape`, when elapsed_ms is
+ * not a positive finite number (no GPU work takes no time); ZB_ERR_INVALID
+ * when iters < 1. *seconds is 0 on failure. */
+zb_status zb_gemm_direct_seconds(double elapsed_ms, int64_t iters, const char *shape,
+                                 double *seconds);
 
 #ifdef __cplusplus
 }

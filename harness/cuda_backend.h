@@ -5,7 +5,7 @@
  * Always available (harness/backend_probe.c; a build without CUDA answers
  * ZB_ERR_UNSUPPORTED with a one-line reason):
  *   zb_cuda_probe, zb_cuda_describe, zb_device_cuda_create,
- *   zb_device_cuda_meminfo.
+ *   zb_device_cuda_meminfo, zb_cuda_gemm_direct_time.
  * Only in CUDA builds (harness/cuda/; callers are CUDA-only code):
  *   everything below "CUDA builds only".
  *
@@ -73,6 +73,24 @@ typedef struct zb_cuda_meminfo {
 
 /* Fills `out`; ZB_ERR_INVALID when `dev` is not a CUDA device. */
 zb_status zb_device_cuda_meminfo(zb_device *dev, zb_cuda_meminfo *out);
+
+/* The baseline of `gemm --compare-direct` on cuda (harness/cuda/
+ * gemm_direct.c): times g through a direct cuBLASLt call on the device's
+ * GPU, bypassing the harness (its own cublasLt handle, non-blocking stream
+ * and 32 MiB workspace, the heuristic's first algorithm, no algorithm
+ * cache, op hooks or CUPTI correlation; same mapping and types as the
+ * device's gemm). `warmup` GEMMs, then `iters` back-to-back ones timed with
+ * cudaEvents: *seconds = elapsed / iters (per rank; reduce it across ranks
+ * like any time). Waits poll with dev->cfg.timeout_s. g's buffers are device
+ * memory of `dev` with no harness work pending on them; C is g->c, so it
+ * holds the last GEMM's result afterwards (beta != 0 compounds). Errors name
+ * the rank, the call and the shape: ZB_ERR_INVALID for bad counts or shape,
+ * or a device that is not CUDA; ZB_ERR_UNSUPPORTED without CUDA ("built
+ * without CUDA"); ZB_ERR_TIMEOUT when a wait ran out (the workspace and
+ * handle are then left allocated, as the message says). *seconds is 0 on
+ * failure. */
+zb_status zb_cuda_gemm_direct_time(zb_device *dev, const zb_gemm_desc *g, int64_t warmup,
+                                   int64_t iters, double *seconds);
 
 /* ---- CUDA builds only -------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A 2-rank collective run and a GEMM run write JSON (zerobench/1 schema, meta
+# A 2-rank collective run and a GEMM run (with --compare-direct: the direct
+# BLAS columns and JSON fields) write JSON (zerobench/1 schema, meta
 # and one run per size and placement), CSV (the same rows) and a Chrome trace
 # (pid = rank, tid = stream, comm records with bytes), and print a table
 # whose sizes and bandwidths agree with the JSON.
@@ -11,7 +12,7 @@ mpirun --oversubscribe -np 2 "$ZB" allgather -b 4K -e 64K -f 4 -n 3 -w 1 \
   --json "$tmp/ag.json" --csv "$tmp/ag.csv" --trace "$tmp/ag.trace.json" >"$tmp/ag.out" 2>"$tmp/ag.err"
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: allgather exited $rc"; cat "$tmp/ag.err"; fail=1; }
-"$ZB" gemm --shape 64x32x16 --shape 7x5x3 -n 2 -w 1 --peak-gflops 10 --json "$tmp/gemm.json" \
+"$ZB" gemm --shape 64x32x16 --shape 7x5x3 -n 2 -w 1 --peak-gflops 10 --compare-direct --json "$tmp/gemm.json" \
   >"$tmp/gemm.out" 2>"$tmp/gemm.err" || { echo "FAIL: gemm"; cat "$tmp/gemm.err"; fail=1; }
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
@@ -58,6 +59,10 @@ for x in g["runs"]:
     check(m["wrong"] == 0, "gemm wrong")
     check(abs(m["tflops"] - 2 * M * N * K / (m["time_us"] * 1e-6) / 1e12) <= 1e-6 * m["tflops"], "tflops formula")
     check(abs(m["pct_peak"] - 100 * m["tflops"] * 1e12 / 10e9) <= 1e-6 * m["pct_peak"], "pct of --peak-gflops")
+    check(m["direct_time_us"] > 0, "gemm direct_time_us")
+    check(abs(m["harness_overhead_pct"] - 100 * (m["time_us"] - m["direct_time_us"]) / m["direct_time_us"])
+          <= 1e-6 * max(1.0, abs(m["harness_overhead_pct"])), "gemm harness_overhead_pct formula")
+check("direct BLAS" in open(f"{d}/gemm.out").read(), "gemm table's direct group title on cpu")
 for e in errors:
     print("FAIL:", e)
 print(f"test_outputs: {len(errors)} failed")
