@@ -57,6 +57,11 @@ static const opt_spec zb_opts[] = {
      "ZeRO stage: 0 (DDP), 1, 2, 3, or all (side by side)", "0|1|2|3|all"},
     {"recompute", 0, OPT_CHOICE, F(recompute), 0, 0, CMD_STEP,
      "none, or full (keep each unit's input, recompute its forward in backward)", "none|full"},
+    {"param-dtype", 0, OPT_CHOICE, F(param_dtype), 0, 0, CMD_STEP,
+     "compute-dtype parameters (gathered as such); master weights and AdamW states stay float",
+     "float|bf16"},
+    {"grad-reduce-dtype", 0, OPT_CHOICE, F(grad_reduce_dtype), 0, 0, CMD_STEP,
+     "gradients as reduced across ranks (default: the --param-dtype)", "float|bf16"},
     {"prefetch-depth", 0, OPT_INT, F(prefetch_depth), 1, 64, CMD_STEP,
      "gathered units alive ahead of use in prefetch mode"},
     {"steps", 0, OPT_INT, F(steps), 1, 1e6, CMD_STEP, "measured training steps"},
@@ -125,6 +130,8 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->steps = 10;
     cfg->warmup_steps = 2;
     cfg->prefetch_depth = 1;
+    cfg->param_dtype = ZB_DTYPE_F32;
+    cfg->grad_reduce_dtype = -1;
     cfg->lr = 3e-3;
     cfg->seed = 1234;
 }

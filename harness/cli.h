@@ -71,6 +71,8 @@ typedef struct zb_config {
     int stage;            /* 0..3, or ZB_STAGE_ALL */
     int recompute;        /* 0 none, 1 full */
     int flops_causal;     /* 0: full attention matrix (torchtitan), 1: causal half */
+    int param_dtype;       /* zb_dtype of the compute-dtype params (float or bf16) */
+    int grad_reduce_dtype; /* zb_dtype of reduced gradients; -1: the param dtype */
     int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
     int64_t steps, warmup_steps, prefetch_depth;
     double lr;

@@ -109,6 +109,12 @@ typedef struct zb_kernels {
 
     /* dst [n] = value (value 0 zeroes). */
     zb_status (*fill)(const zb_kcall *c, float *dst, float value, size_t n);
+
+    /* dst [n] = src [n] converted from src_type to dst_type: fp32 -> bf16
+     * (round to nearest even, NaN stays NaN) or bf16 -> fp32 (exact); any
+     * other pair is ZB_ERR_INVALID. dst and src must not overlap. */
+    zb_status (*cast)(const zb_kcall *c, void *dst, zb_dtype dst_type, const void *src,
+                      zb_dtype src_type, size_t n);
 } zb_kernels;
 
 /* The kernel table for a device: the CPU table for the "cpu" device, the

@@ -12,21 +12,34 @@
  *             rate limiter), enforced by events on a ring of gathered
  *             buffers.
  *
- * Memory per rank (tags of device.h; Φ_u = unit u padded to a multiple of n):
- *   param_shard    stage 3: Φ_u/n per unit; stages 0-2: Φ_u (full params)
- *   grad_shard     stages 2-3: Φ_u/n; stages 0-1: Φ_u (full gradients)
+ * Dtypes: the compute-dtype parameters (param_shard, gathered_param) are
+ * param_dtype (p = 4 or 2 bytes); the fp32 master copy, m and v stay fp32
+ * (k = 12); gradients are computed in fp32 and, with grad_dtype bf16, cast
+ * to bf16 for the reduction and kept so (grad_shard, gathered_grad: g = 2).
+ * Activations stay fp32 for now, also with bf16 parameters: each use casts
+ * its bf16 unit into one fp32 working buffer the unit's fp32 kernels read.
+ *
+ * Memory per rank (tags of device.h; Φ_u = unit u padded to a multiple of n;
+ * sizes in elements, times p, g or 4 bytes):
+ *   param_shard    p x: stage 3: Φ_u/n per unit; stages 0-2: Φ_u (full params)
+ *   grad_shard     g x: stages 2-3: Φ_u/n; stages 0-1: Φ_u (full gradients)
  *   optim_state    fp32 master + m + v: 3 Φ_u/n (stage 0: 3 Φ_u)
- *   gathered_param stage 3 only: a ring of S buffers of max Φ_u
+ *   gathered_param p x, stage 3 only: a ring of S buffers of max Φ_u
  *                  (S = 1 in sync, 1 + prefetch_depth in prefetch)
- *   gathered_grad  stages 2-3: a ring of G full-gradient buffers of max Φ_u
- *                  (G = 1 in sync, 2 in prefetch: one written, one reduced)
+ *   gathered_grad  g x, stages 2-3: a ring of G full-gradient buffers of max
+ *                  Φ_u (G = 1 in sync, 2 in prefetch: one written, one reduced)
  *   activation     each unit's saved activations, the two backward
  *                  gradient buffers [B*T, C], and the loss
- *   workspace      the recompute workspace
+ *   workspace      the recompute workspace; with bf16 params, the fp32
+ *                  working copy of one unit (max Φ_u); with bf16 gradients,
+ *                  the fp32 gradient the backward writes (max Φ_u) and the
+ *                  fp32 reduced shard AdamW reads (max Φ_u/n; stage 0 max Φ_u)
  * Forward and backward read the gathered buffer (stage 3) or the full
- * parameters (stages 0-2). The engine keeps fp32 master weights apart from
- * the compute-dtype parameters even when both are fp32 (CPU), so the memory
- * ledger has DESIGN.md §4's shape (p = g = 4, k = 12 on CPU). */
+ * parameters (stages 0-2), through the fp32 working copy when p = 2. The
+ * engine keeps fp32 master weights apart from the compute-dtype parameters
+ * even when both are fp32 (CPU), so the memory ledger has DESIGN.md §4's
+ * shape (p = g = 4, k = 12 for float; p = g = 2 for bf16). After AdamW the
+ * master is copied (fp32) or cast (bf16) into the compute-dtype params. */
 #ifndef ZB_ZERO3_ENGINE_H
 #define ZB_ZERO3_ENGINE_H
 
@@ -51,6 +64,8 @@ typedef struct zb_engine_cfg {
     bool recompute;       /* full activation recomputation */
     int prefetch_depth;   /* >= 1; used in prefetch mode */
     zb_adamw_cfg opt;
+    zb_dtype param_dtype; /* compute-dtype params: ZB_DTYPE_F32 (0) or ZB_DTYPE_BF16 */
+    zb_dtype grad_dtype;  /* gradients as reduced: ZB_DTYPE_F32 or ZB_DTYPE_BF16 */
 } zb_engine_cfg;
 
 typedef struct zb_engine zb_engine;

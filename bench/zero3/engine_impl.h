@@ -25,12 +25,21 @@ struct zb_engine {
     size_t *shard;           /* [n_units] padded / n */
     size_t max_padded;
 
-    /* Per unit (DESIGN.md §4 ledger; see engine.h for which are full). */
-    float **param, **master, **m, **v, **grad;
+    /* Per unit (DESIGN.md §4 ledger; see engine.h for which are full).
+     * param and the pslot ring hold cfg.param_dtype elements, grad and the
+     * gslot ring cfg.grad_dtype elements; master, m, v are fp32. */
+    void **param, **grad;
+    float **master, **m, **v;
+    size_t psize, gsize; /* bytes of a param and of a gradient element */
 
     int n_pslots, n_gslots; /* gathered param / gathered grad rings */
-    float *pslot[ZB_ENGINE_MAX_PSLOTS];
-    float *gslot[ZB_ENGINE_GSLOTS];
+    void *pslot[ZB_ENGINE_MAX_PSLOTS];
+    void *gslot[ZB_ENGINE_GSLOTS];
+    /* ZB_MEM_WORKSPACE, only when the dtype is bf16 (else NULL):
+     * wparam [max_padded] the fp32 copy of the unit in use (param bf16),
+     * wgrad [max_padded] the fp32 gradient the backward writes, and
+     * wred [max shard] the reduced shard widened for AdamW (grad bf16). */
+    float *wparam, *wgrad, *wred;
 
     zb_unit_acts *acts; /* [n_units] */
     zb_unit_workspace ws;
@@ -51,5 +60,9 @@ struct zb_engine {
 /* True when stage s keeps full parameters (0-2) or full gradients (0-1). */
 static inline bool zb_engine_full_params(int stage) { return stage < 3; }
 static inline bool zb_engine_full_grads(int stage) { return stage < 2; }
+/* Elements of this rank's optimizer range (and reduced gradient) of a unit. */
+static inline size_t zb_engine_opt_count(int stage, size_t padded, size_t shard) {
+    return stage == 0 ? padded : shard;
+}
 
 #endif

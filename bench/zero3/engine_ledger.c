@@ -10,18 +10,19 @@
 
 typedef struct ledger_shape {
     int stage, n, n_units, n_pslots, n_gslots;
-    size_t sum_padded, max_padded;
+    size_t sum_padded, max_padded, max_opt; /* max_opt: largest optimizer range */
+    size_t p, g;                            /* bytes of a param, of a gradient */
 } ledger_shape;
 
 static void peaks_of(const zb_engine_cfg *cfg, const ledger_shape *s, size_t peak[ZB_MEM_TAG_COUNT]) {
     const zb_model_cfg *mc = &cfg->model;
-    size_t f = sizeof(float), n = (size_t)s->n;
+    size_t f = sizeof(float), n = (size_t)s->n, p = s->p, g = s->g;
     memset(peak, 0, ZB_MEM_TAG_COUNT * sizeof(size_t));
-    peak[ZB_MEM_PARAM_SHARD] = f * (zb_engine_full_params(s->stage) ? s->sum_padded : s->sum_padded / n);
-    peak[ZB_MEM_GRAD_SHARD] = f * (zb_engine_full_grads(s->stage) ? s->sum_padded : s->sum_padded / n);
+    peak[ZB_MEM_PARAM_SHARD] = p * (zb_engine_full_params(s->stage) ? s->sum_padded : s->sum_padded / n);
+    peak[ZB_MEM_GRAD_SHARD] = g * (zb_engine_full_grads(s->stage) ? s->sum_padded : s->sum_padded / n);
     peak[ZB_MEM_OPTIM_STATE] = 3 * f * (s->stage == 0 ? s->sum_padded : s->sum_padded / n);
-    if (s->stage == 3) peak[ZB_MEM_GATHERED_PARAM] = f * (size_t)s->n_pslots * s->max_padded;
-    if (!zb_engine_full_grads(s->stage)) peak[ZB_MEM_GATHERED_GRAD] = f * (size_t)s->n_gslots * s->max_padded;
+    if (s->stage == 3) peak[ZB_MEM_GATHERED_PARAM] = p * (size_t)s->n_pslots * s->max_padded;
+    if (!zb_engine_full_grads(s->stage)) peak[ZB_MEM_GATHERED_GRAD] = g * (size_t)s->n_gslots * s->max_padded;
     size_t acts = 0, tokens = (size_t)mc->batch * (size_t)mc->seq;
     for (int u = 0; u < s->n_units; u++) acts += zb_unit_acts_bytes(mc, u, mc->batch, !cfg->recompute);
     acts += 2 * tokens * (size_t)mc->dim * f; /* backward gradient ping-pong */
@@ -29,6 +30,9 @@ static void peaks_of(const zb_engine_cfg *cfg, const ledger_shape *s, size_t pea
     acts += 2 * tokens * sizeof(int32_t);     /* tokens and targets */
     peak[ZB_MEM_ACTIVATION] = acts;
     peak[ZB_MEM_WORKSPACE] = zb_unit_workspace_bytes(mc, mc->batch, cfg->recompute);
+    /* fp32 working buffers of the bf16 paths (engine.h). */
+    if (p != f) peak[ZB_MEM_WORKSPACE] += f * s->max_padded;
+    if (g != f) peak[ZB_MEM_WORKSPACE] += f * (s->max_padded + s->max_opt);
 }
 
 static void shape_of(const zb_engine_cfg *cfg, int n_ranks, ledger_shape *s) {
@@ -38,12 +42,16 @@ static void shape_of(const zb_engine_cfg *cfg, int n_ranks, ledger_shape *s) {
     s->n_units = zb_model_n_units(&cfg->model);
     s->n_pslots = prefetch ? 1 + cfg->prefetch_depth : 1;
     s->n_gslots = prefetch ? ZB_ENGINE_GSLOTS : 1;
-    s->sum_padded = s->max_padded = 0;
+    s->p = zb_dtype_size(cfg->param_dtype);
+    s->g = zb_dtype_size(cfg->grad_dtype);
+    s->sum_padded = s->max_padded = s->max_opt = 0;
     for (int u = 0; u < s->n_units; u++) {
         size_t numel = zb_model_unit_numel(&cfg->model, u), nn = (size_t)n_ranks;
         size_t padded = (numel + nn - 1) / nn * nn;
+        size_t opt = zb_engine_opt_count(cfg->stage, padded, padded / nn);
         s->sum_padded += padded;
         if (padded > s->max_padded) s->max_padded = padded;
+        if (opt > s->max_opt) s->max_opt = opt;
     }
 }
 
@@ -57,7 +65,8 @@ uint64_t zb_engine_expected_comm_bytes(const zb_engine *e) {
     uint64_t *padded = (uint64_t *)malloc((size_t)e->n_units * sizeof(uint64_t));
     if (!padded) return 0;
     for (int u = 0; u < e->n_units; u++) padded[u] = e->padded[u];
-    uint64_t bytes = zb_ledger_comm_bytes_per_step(e->cfg.stage, padded, e->n_units, e->n, 4, 4);
+    uint64_t bytes = zb_ledger_comm_bytes_per_step(e->cfg.stage, padded, e->n_units, e->n,
+                                                   (int)e->psize, (int)e->gsize);
     free(padded);
     return bytes;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bf16.h"
 #include "engine_impl.h"
 
 static zb_status alloc_f32(zb_engine *e, size_t n, zb_mem_tag tag, float **out) {
@@ -16,11 +17,11 @@ static zb_status alloc_tables(zb_engine *e) {
     e->layouts = (zb_unit_layout *)calloc(u, sizeof *e->layouts);
     e->padded = (size_t *)calloc(u, sizeof(size_t));
     e->shard = (size_t *)calloc(u, sizeof(size_t));
-    e->param = (float **)calloc(u, sizeof(float *));
+    e->param = (void **)calloc(u, sizeof(void *));
     e->master = (float **)calloc(u, sizeof(float *));
     e->m = (float **)calloc(u, sizeof(float *));
     e->v = (float **)calloc(u, sizeof(float *));
-    e->grad = (float **)calloc(u, sizeof(float *));
+    e->grad = (void **)calloc(u, sizeof(void *));
     e->acts = (zb_unit_acts *)calloc(u, sizeof *e->acts);
     e->ev_gathered = (zb_event **)calloc(2 * u, sizeof(zb_event *));
     e->ev_bwd_done = (zb_event **)calloc(u, sizeof(zb_event *));
@@ -48,15 +49,30 @@ static zb_status create_events(zb_engine *e) {
     return d->event_create(e->dev, &e->ev_comm);
 }
 
+/* Copies count fp32 host values to the device buffer dst of dtype dt
+ * (bf16: rounded on the host as the cast kernels round), stream-synced. */
+static zb_status upload(zb_engine *e, int u, void *dst, zb_dtype dt, const float *host, size_t count) {
+    zb_op_info info = {ZB_OP_COPY, "init", u, 0, 0};
+    if (dt == ZB_DTYPE_F32) {
+        ZB_TRY(e->dev->ops->memcpy_async(e->cs, dst, host, count * sizeof(float), &info));
+        return e->dev->ops->stream_sync(e->cs);
+    }
+    zb_bf16 *h16 = (zb_bf16 *)malloc(count * sizeof(zb_bf16) + 1);
+    if (!h16) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory initializing unit %d", u);
+    for (size_t i = 0; i < count; i++) h16[i] = zb_f32_to_bf16(host[i]);
+    zb_status st = e->dev->ops->memcpy_async(e->cs, dst, h16, count * sizeof(zb_bf16), &info);
+    if (st == ZB_OK) st = e->dev->ops->stream_sync(e->cs);
+    free(h16);
+    return st;
+}
+
 /* Writes elements [begin, begin + count) of unit u's initial values to the
- * device buffer dst, through a host staging buffer. */
-static zb_status init_range(zb_engine *e, int u, float *dst, size_t begin, size_t count) {
+ * device buffer dst of dtype dt, through a host staging buffer. */
+static zb_status init_range(zb_engine *e, int u, void *dst, zb_dtype dt, size_t begin, size_t count) {
     float *host = (float *)malloc(count * sizeof(float) + 1);
     if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory initializing unit %d", u);
     zb_model_init_unit(&e->cfg.model, u, host, begin, begin + count);
-    zb_op_info info = {ZB_OP_COPY, "init", u, 0, 0};
-    zb_status st = e->dev->ops->memcpy_async(e->cs, dst, host, count * sizeof(float), &info);
-    if (st == ZB_OK) st = e->dev->ops->stream_sync(e->cs);
+    zb_status st = upload(e, u, dst, dt, host, count);
     free(host);
     return st;
 }
@@ -64,6 +80,16 @@ static zb_status init_range(zb_engine *e, int u, float *dst, size_t begin, size_
 static zb_status zero(zb_engine *e, float *dst, size_t n, int u) {
     zb_kcall c = {e->cs, "zero", u};
     return e->k->fill(&c, dst, 0.0f, n);
+}
+
+/* Zeroes n elements of dtype dt (bf16 through the host: fill is fp32). */
+static zb_status zero_dt(zb_engine *e, void *dst, zb_dtype dt, size_t n, int u) {
+    if (dt == ZB_DTYPE_F32) return zero(e, (float *)dst, n, u);
+    float *host = (float *)calloc(n + 1, sizeof(float));
+    if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory zeroing unit %d", u);
+    zb_status st = upload(e, u, dst, dt, host, n);
+    free(host);
+    return st;
 }
 
 /* Shards (or full copies) of parameters, gradients and optimizer state. */
@@ -74,14 +100,15 @@ static zb_status alloc_unit_state(zb_engine *e, int u) {
     size_t n_grad = zb_engine_full_grads(stage) ? full : shard;
     size_t n_opt = stage == 0 ? full : shard;
     size_t opt_begin = stage == 0 ? 0 : begin;
-    ZB_TRY(alloc_f32(e, n_param, ZB_MEM_PARAM_SHARD, &e->param[u]));
-    ZB_TRY(alloc_f32(e, n_grad, ZB_MEM_GRAD_SHARD, &e->grad[u]));
+    ZB_TRY(zb_dev_alloc(e->dev, n_param * e->psize, ZB_MEM_PARAM_SHARD, &e->param[u]));
+    ZB_TRY(zb_dev_alloc(e->dev, n_grad * e->gsize, ZB_MEM_GRAD_SHARD, &e->grad[u]));
     ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->master[u]));
     ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->m[u]));
     ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->v[u]));
-    ZB_TRY(init_range(e, u, e->param[u], zb_engine_full_params(stage) ? 0 : begin, n_param));
-    ZB_TRY(init_range(e, u, e->master[u], opt_begin, n_opt));
-    ZB_TRY(zero(e, e->grad[u], n_grad, u));
+    ZB_TRY(init_range(e, u, e->param[u], e->cfg.param_dtype, zb_engine_full_params(stage) ? 0 : begin,
+                      n_param));
+    ZB_TRY(init_range(e, u, e->master[u], ZB_DTYPE_F32, opt_begin, n_opt));
+    ZB_TRY(zero_dt(e, e->grad[u], e->cfg.grad_dtype, n_grad, u));
     ZB_TRY(zero(e, e->m[u], n_opt, u));
     return zero(e, e->v[u], n_opt, u);
 }
@@ -90,13 +117,25 @@ static zb_status alloc_buffers(zb_engine *e) {
     const zb_model_cfg *mc = &e->cfg.model;
     if (e->cfg.stage == 3) {
         for (int s = 0; s < e->n_pslots; s++) {
-            ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_GATHERED_PARAM, &e->pslot[s]));
+            ZB_TRY(zb_dev_alloc(e->dev, e->max_padded * e->psize, ZB_MEM_GATHERED_PARAM, &e->pslot[s]));
         }
     }
     if (!zb_engine_full_grads(e->cfg.stage)) {
         for (int s = 0; s < e->n_gslots; s++) {
-            ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_GATHERED_GRAD, &e->gslot[s]));
+            ZB_TRY(zb_dev_alloc(e->dev, e->max_padded * e->gsize, ZB_MEM_GATHERED_GRAD, &e->gslot[s]));
         }
+    }
+    if (e->cfg.param_dtype != ZB_DTYPE_F32) {
+        ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_WORKSPACE, &e->wparam));
+    }
+    if (e->cfg.grad_dtype != ZB_DTYPE_F32) {
+        size_t max_opt = 0;
+        for (int u = 0; u < e->n_units; u++) {
+            size_t c = zb_engine_opt_count(e->cfg.stage, e->padded[u], e->shard[u]);
+            if (c > max_opt) max_opt = c;
+        }
+        ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_WORKSPACE, &e->wgrad));
+        ZB_TRY(alloc_f32(e, max_opt, ZB_MEM_WORKSPACE, &e->wred));
     }
     for (int u = 0; u < e->n_units; u++) {
         bool keep = !e->cfg.recompute;
@@ -137,6 +176,9 @@ zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *co
         return ZB_FAIL(ZB_ERR_INVALID, "--prefetch-depth %d: accepted: 1 to %d", cfg->prefetch_depth,
                        ZB_ENGINE_MAX_PSLOTS - 1);
     }
+    bool dt_ok = (cfg->param_dtype == ZB_DTYPE_F32 || cfg->param_dtype == ZB_DTYPE_BF16) &&
+                 (cfg->grad_dtype == ZB_DTYPE_F32 || cfg->grad_dtype == ZB_DTYPE_BF16);
+    if (!dt_ok) return ZB_FAIL(ZB_ERR_INVALID, "engine: param and grad-reduce dtypes must be float or bf16");
     const zb_kernels *k = zb_kernels_for(dev);
     if (!k) return ZB_ERR_UNSUPPORTED;
     zb_engine *e = (zb_engine *)calloc(1, sizeof *e);
@@ -147,6 +189,8 @@ zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *co
     e->cs = compute;
     e->ms = comm_stream;
     e->k = k;
+    e->psize = zb_dtype_size(cfg->param_dtype);
+    e->gsize = zb_dtype_size(cfg->grad_dtype);
     e->rank = comm->rank;
     e->n = comm->n_ranks;
     e->n_units = zb_model_n_units(&cfg->model);
@@ -203,6 +247,9 @@ void zb_engine_destroy(zb_engine *e) {
     destroy_event(e, e->ev_compute);
     destroy_event(e, e->ev_comm);
     zb_unit_workspace_free(d, &e->ws);
+    zb_dev_free(d, e->wparam);
+    zb_dev_free(d, e->wgrad);
+    zb_dev_free(d, e->wred);
     zb_dev_free(d, e->dx[0]);
     zb_dev_free(d, e->dx[1]);
     zb_dev_free(d, e->loss_dev);

@@ -17,6 +17,11 @@
  * the compute stream wait for the collective, so nothing overlaps. The
  * optimizer runs after the backward, unit by unit, each after its unit's
  * reduction; at stages 1-2 the updated shards are all-gathered in place.
+ * With bf16 params each use first casts its unit into the fp32 working copy
+ * (compute stream, after the gather); with bf16 gradients the backward
+ * writes fp32 into a working buffer that is cast to bf16 for the reduction,
+ * and the reduced shard is widened to fp32 for AdamW. Collectives move the
+ * dtype they are given (param dtype for gathers, grad dtype for reductions).
  * NVTX ranges ("unit <u> forward", ...) mark what the host issues, so an
  * Nsight Systems timeline reads like zerobench's own trace. */
 #include "data.h"
@@ -46,13 +51,16 @@ static int unit_of_use(const zb_engine *e, int use) {
 
 static int pslot_of_use(const zb_engine *e, int use) { return use % e->n_pslots; }
 
+/* Element i of a buffer whose elements are `size` bytes. */
+static void *elem(void *base, size_t i, size_t size) { return (char *)base + i * size; }
+
 /* Stage 3: all-gather the unit of `use` into its ring slot. */
 static zb_status issue_gather_ops(zb_engine *e, int use) {
     int u = unit_of_use(e, use), slot = pslot_of_use(e, use);
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_pslot_free[slot]));
     ZB_TRY(comm_after_compute(e));
     ZB_TRY(e->comm->ops->allgather(e->comm, e->ms, e->param[u], e->pslot[slot], e->shard[u],
-                                   ZB_DTYPE_F32, use < e->n_units ? "allgather.fwd" : "allgather.bwd", u));
+                                   e->cfg.param_dtype, use < e->n_units ? "allgather.fwd" : "allgather.bwd", u));
     ZB_TRY(ops(e)->event_record(e->ev_gathered[use], e->ms));
     return compute_after_comm(e);
 }
@@ -64,15 +72,22 @@ static zb_status issue_gather(zb_engine *e, int use) {
     return st;
 }
 
-/* The parameters compute reads at `use`, after waiting for their gather. */
+/* The fp32 parameters compute reads at `use`, after waiting for their
+ * gather; bf16 params are first cast into the fp32 working copy. */
 static zb_status params_for_use(zb_engine *e, int use, const float **out) {
     int u = unit_of_use(e, use);
-    if (e->cfg.stage != 3) {
-        *out = e->param[u];
+    const void *src = e->param[u];
+    if (e->cfg.stage == 3) {
+        ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gathered[use]));
+        src = e->pslot[pslot_of_use(e, use)];
+    }
+    if (e->cfg.param_dtype == ZB_DTYPE_F32) {
+        *out = (const float *)src;
         return ZB_OK;
     }
-    ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gathered[use]));
-    *out = e->pslot[pslot_of_use(e, use)];
+    zb_kcall kc = {e->cs, "param_cast", u};
+    ZB_TRY(e->k->cast(&kc, e->wparam, ZB_DTYPE_F32, src, e->cfg.param_dtype, e->layouts[u].numel));
+    *out = e->wparam;
     return ZB_OK;
 }
 
@@ -113,9 +128,18 @@ static zb_status compute_forward(zb_engine *e, int u) {
 }
 
 /* j-th backward (unit U-1-j): gradients into the persistent full buffer
- * (stages 0-1) or into a gathered-gradient ring slot (stages 2-3). */
-static float *grad_target(zb_engine *e, int j, int u) {
+ * (stages 0-1) or into a gathered-gradient ring slot (stages 2-3), in the
+ * grad dtype. */
+static void *grad_target(zb_engine *e, int j, int u) {
     return zb_engine_full_grads(e->cfg.stage) ? e->grad[u] : e->gslot[j % e->n_gslots];
+}
+
+static bool grads_f32(const zb_engine *e) { return e->cfg.grad_dtype == ZB_DTYPE_F32; }
+
+/* Where the backward writes fp32 gradients: the target itself, or the fp32
+ * working buffer cast into the target afterwards (bf16 gradients). */
+static float *grad_f32_target(zb_engine *e, int j, int u) {
+    return grads_f32(e) ? (float *)grad_target(e, j, u) : e->wgrad;
 }
 
 static zb_status compute_backward_ops(zb_engine *e, int use) {
@@ -126,16 +150,22 @@ static zb_status compute_backward_ops(zb_engine *e, int use) {
         ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gslot_free[j % e->n_gslots]));
     }
     size_t numel = e->layouts[u].numel;
-    if (!zb_engine_full_grads(e->cfg.stage) && e->padded[u] > numel) {
+    if ((!zb_engine_full_grads(e->cfg.stage) || !grads_f32(e)) && e->padded[u] > numel) {
         /* Backward writes the unit's own elements only; clear the padding
-         * a larger unit left in this ring slot, so the shard is clean. */
+         * a larger unit left in this ring slot (or working buffer), so the
+         * shard is clean. */
         zb_kcall kc = {e->cs, "zero_padding", u};
-        ZB_TRY(e->k->fill(&kc, grad_target(e, j, u) + numel, 0.0f, e->padded[u] - numel));
+        ZB_TRY(e->k->fill(&kc, grad_f32_target(e, j, u) + numel, 0.0f, e->padded[u] - numel));
     }
     zb_unit_ctx c = unit_ctx(e);
     const float *dx_out = j == 0 ? NULL : e->dx[(j - 1) % 2];
     float *dx_in = u == 0 ? NULL : e->dx[j % 2];
-    ZB_TRY(zb_unit_backward(&c, u, params, &e->acts[u], dx_out, dx_in, grad_target(e, j, u)));
+    ZB_TRY(zb_unit_backward(&c, u, params, &e->acts[u], dx_out, dx_in, grad_f32_target(e, j, u)));
+    if (!grads_f32(e)) {
+        zb_kcall kc = {e->cs, "grad_cast", u};
+        ZB_TRY(e->k->cast(&kc, grad_target(e, j, u), e->cfg.grad_dtype, e->wgrad, ZB_DTYPE_F32,
+                          e->padded[u]));
+    }
     ZB_TRY(release_params(e, use));
     return ops(e)->event_record(e->ev_bwd_done[u], e->cs);
 }
@@ -155,16 +185,17 @@ static zb_status issue_reduction_ops(zb_engine *e, int use) {
     zb_comm *c = e->comm;
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_bwd_done[u]));
     ZB_TRY(comm_after_compute(e));
+    zb_dtype gt = e->cfg.grad_dtype;
     if (e->cfg.stage == 0) {
-        ZB_TRY(c->ops->allreduce(c, e->ms, e->grad[u], e->grad[u], e->padded[u], ZB_DTYPE_F32,
+        ZB_TRY(c->ops->allreduce(c, e->ms, e->grad[u], e->grad[u], e->padded[u], gt,
                                  "allreduce.grad", u));
     } else if (e->cfg.stage == 1) {
-        float *mine = e->grad[u] + (size_t)e->rank * e->shard[u];
-        ZB_TRY(c->ops->reducescatter(c, e->ms, e->grad[u], mine, e->shard[u], ZB_DTYPE_F32,
+        void *mine = elem(e->grad[u], (size_t)e->rank * e->shard[u], e->gsize);
+        ZB_TRY(c->ops->reducescatter(c, e->ms, e->grad[u], mine, e->shard[u], gt,
                                      "reducescatter.grad", u));
     } else {
-        float *slot = e->gslot[j % e->n_gslots];
-        ZB_TRY(c->ops->reducescatter(c, e->ms, slot, e->grad[u], e->shard[u], ZB_DTYPE_F32,
+        void *slot = e->gslot[j % e->n_gslots];
+        ZB_TRY(c->ops->reducescatter(c, e->ms, slot, e->grad[u], e->shard[u], gt,
                                      "reducescatter.grad", u));
         ZB_TRY(ops(e)->event_record(e->ev_gslot_free[j % e->n_gslots], e->ms));
     }
@@ -179,26 +210,38 @@ static zb_status issue_reduction(zb_engine *e, int use) {
     return st;
 }
 
-/* AdamW on this rank's part of unit u, then the compute-dtype copy; at
- * stages 1-2 the updated shards are all-gathered back into full params. */
+/* AdamW on this rank's part of unit u (bf16 reduced gradients widened to
+ * fp32 first), then the compute-dtype copy of the master (a copy for fp32,
+ * a cast for bf16); at stages 1-2 the updated shards are all-gathered back
+ * into full params. */
 static zb_status optimizer_unit(zb_engine *e, int u) {
     int stage = e->cfg.stage;
     size_t begin = stage == 0 ? 0 : (size_t)e->rank * e->shard[u];
-    size_t count = stage == 0 ? e->padded[u] : e->shard[u];
-    const float *grads = stage == 1 ? e->grad[u] + begin : e->grad[u];
-    float *param_dst = zb_engine_full_params(stage) ? e->param[u] + begin : e->param[u];
+    size_t count = zb_engine_opt_count(stage, e->padded[u], e->shard[u]);
+    const void *grads = stage == 1 ? elem(e->grad[u], begin, e->gsize) : e->grad[u];
+    void *param_dst = zb_engine_full_params(stage) ? elem(e->param[u], begin, e->psize) : e->param[u];
     ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_reduced[u]));
+    if (!grads_f32(e)) {
+        zb_kcall wc = {e->cs, "grad_widen", u};
+        ZB_TRY(e->k->cast(&wc, e->wred, ZB_DTYPE_F32, grads, e->cfg.grad_dtype, count));
+        grads = e->wred;
+    }
     zb_kcall kc = {e->cs, "adamw", u};
     ZB_TRY(zb_optim_adamw_slice(e->k, &kc, &e->cfg.model, u, begin, begin + count, e->master[u],
-                                grads, e->m[u], e->v[u], e->opt_step, &e->cfg.opt));
-    zb_op_info info = {ZB_OP_COMPUTE, "param_update", u, count * sizeof(float), 0};
-    ZB_TRY(ops(e)->memcpy_async(e->cs, param_dst, e->master[u], count * sizeof(float), &info));
+                                (const float *)grads, e->m[u], e->v[u], e->opt_step, &e->cfg.opt));
+    if (e->cfg.param_dtype == ZB_DTYPE_F32) {
+        zb_op_info info = {ZB_OP_COMPUTE, "param_update", u, count * sizeof(float), 0};
+        ZB_TRY(ops(e)->memcpy_async(e->cs, param_dst, e->master[u], count * sizeof(float), &info));
+    } else {
+        zb_kcall pc = {e->cs, "param_update", u};
+        ZB_TRY(e->k->cast(&pc, param_dst, e->cfg.param_dtype, e->master[u], ZB_DTYPE_F32, count));
+    }
     if (stage != 1 && stage != 2) return ZB_OK;
     ZB_TRY(ops(e)->event_record(e->ev_updated[u], e->cs));
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_updated[u]));
     ZB_TRY(comm_after_compute(e));
     ZB_TRY(e->comm->ops->allgather(e->comm, e->ms, param_dst, e->param[u], e->shard[u],
-                                   ZB_DTYPE_F32, "allgather.params", u));
+                                   e->cfg.param_dtype, "allgather.params", u));
     return compute_after_comm(e);
 }
 

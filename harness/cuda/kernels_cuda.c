@@ -259,6 +259,22 @@ static zb_status k_fill(const zb_kcall *c, float *dst, float value, size_t n) {
     return op_end(c, "fill", e);
 }
 
+static zb_status k_cast(const zb_kcall *c, void *dst, zb_dtype dst_type, const void *src,
+                        zb_dtype src_type, size_t n) {
+    cudaStream_t s;
+    ZB_TRY(stream_of(c, "cast", &s));
+    bool narrow = src_type == ZB_DTYPE_F32 && dst_type == ZB_DTYPE_BF16;
+    bool widen = src_type == ZB_DTYPE_BF16 && dst_type == ZB_DTYPE_F32;
+    if (!narrow && !widen) {
+        return ZB_FAIL(ZB_ERR_INVALID, "cast: %s -> %s is not supported (float <-> bf16 only)",
+                       zb_dtype_name(src_type), zb_dtype_name(dst_type));
+    }
+    op_begin(c, "cast", 0.0);
+    cudaError_t e = narrow ? zb_cuda_f32_to_bf16(s, (zb_bf16 *)dst, (const float *)src, n)
+                           : zb_cuda_bf16_to_f32(s, (float *)dst, (const zb_bf16 *)src, n);
+    return op_end(c, "cast", e);
+}
+
 static const zb_kernels cuda_kernel_table = {
     .name = "cuda",
     .embedding_fwd = k_embedding_fwd,
@@ -277,6 +293,7 @@ static const zb_kernels cuda_kernel_table = {
     .cross_entropy_bwd = k_cross_entropy_bwd,
     .adamw = k_adamw,
     .fill = k_fill,
+    .cast = k_cast,
 };
 
 const zb_kernels *zb_kernels_cuda(void) { return &cuda_kernel_table; }

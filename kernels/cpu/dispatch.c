@@ -29,7 +29,9 @@ typedef enum cpu_kop {
     KOP_CROSS_ENTROPY_FWD,
     KOP_CROSS_ENTROPY_BWD,
     KOP_ADAMW,
-    KOP_FILL
+    KOP_FILL,
+    KOP_CAST_F32_TO_BF16,
+    KOP_CAST_BF16_TO_F32
 } cpu_kop;
 
 /* One queued op's arguments: outputs o[], inputs in[], dimensions d[],
@@ -38,6 +40,8 @@ typedef struct cpu_kargs {
     cpu_kop op;
     float *o[3];
     const float *in[5];
+    void *vo;        /* casts: dst */
+    const void *vin; /* casts: src */
     const int32_t *tok;
     int d[6];
     size_t n;
@@ -86,6 +90,12 @@ static zb_status cpu_kernel_run(void *p) {
         } else {
             for (size_t i = 0; i < a->n; i++) a->o[0][i] = a->f[0];
         }
+        return ZB_OK;
+    case KOP_CAST_F32_TO_BF16:
+        zb_cpu_f32_to_bf16((zb_bf16 *)a->vo, (const float *)a->vin, a->n);
+        return ZB_OK;
+    case KOP_CAST_BF16_TO_F32:
+        zb_cpu_bf16_to_f32((float *)a->vo, (const zb_bf16 *)a->vin, a->n);
         return ZB_OK;
     }
     return ZB_FAIL(ZB_ERR_INTERNAL, "cpu kernels: unknown op %d", (int)a->op);
@@ -257,6 +267,22 @@ static zb_status k_fill(const zb_kcall *c, float *dst, float value, size_t n) {
     return enqueue(c, &a, "fill", 0.0);
 }
 
+static zb_status k_cast(const zb_kcall *c, void *dst, zb_dtype dst_type, const void *src,
+                        zb_dtype src_type, size_t n) {
+    cpu_kop op;
+    if (src_type == ZB_DTYPE_F32 && dst_type == ZB_DTYPE_BF16) {
+        op = KOP_CAST_F32_TO_BF16;
+    } else if (src_type == ZB_DTYPE_BF16 && dst_type == ZB_DTYPE_F32) {
+        op = KOP_CAST_BF16_TO_F32;
+    } else {
+        return ZB_FAIL(ZB_ERR_INVALID, "cast: %s -> %s is not supported (float <-> bf16 only)",
+                       zb_dtype_name(src_type), zb_dtype_name(dst_type));
+    }
+    cpu_kargs a = kargs_of(op);
+    a.vo = dst, a.vin = src, a.n = n;
+    return enqueue(c, &a, "cast", 0.0);
+}
+
 static const zb_kernels cpu_kernel_table = {
     .name = "cpu",
     .embedding_fwd = k_embedding_fwd,
@@ -275,6 +301,7 @@ static const zb_kernels cpu_kernel_table = {
     .cross_entropy_bwd = k_cross_entropy_bwd,
     .adamw = k_adamw,
     .fill = k_fill,
+    .cast = k_cast,
 };
 
 const zb_kernels *zb_kernels_cpu(void) { return &cpu_kernel_table; }

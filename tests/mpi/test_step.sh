@@ -3,8 +3,10 @@
 # table and writes one JSON run per schedule with every DESIGN.md metric;
 # sync and prefetch train identically (same losses); sync shows no overlap;
 # counted comm bytes equal the formula and peak memory equals the ledger;
-# --stage all gives 8 runs; bad shapes, a model too large for memory and a
-# non-finite loss end with the documented exit codes and one-line messages.
+# --stage all gives 8 runs; --param-dtype bf16 names its dtypes, sends half
+# the bytes and keeps the ledger exact; bad shapes, bad dtypes, a model too
+# large for memory and a non-finite loss end with the documented exit codes
+# and one-line messages.
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,6 +20,9 @@ check grep -q "prefetch" "$tmp/both.out"
 check grep -q "step   4/4" "$tmp/both.err"
 run --stage all --steps 2 --warmup 0 --recompute full --json "$tmp/all.json" >"$tmp/all.out" 2>&1
 check [ $? -eq 0 ]
+run --param-dtype bf16 --mode both --steps 2 --warmup 0 --json "$tmp/bf16.json" >"$tmp/bf16.out" 2>"$tmp/bf16.err"
+check [ $? -eq 0 ]
+check grep -q "params bf16, gradients reduced in bf16" "$tmp/bf16.out"
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]
@@ -48,6 +53,17 @@ by = {(r["stage"], r["mode"]): r["metrics"] for r in runs}
 check(by[(0, "sync")]["comm_bytes_per_step"] < by[(3, "sync")]["comm_bytes_per_step"], "DDP sends less than ZeRO-3")
 check(by[(3, "sync")]["peak_mem_by_tag_bytes"]["param_shard"] * 2 == by[(0, "sync")]["peak_mem_by_tag_bytes"]["param_shard"], "stage 3 halves params on 2 ranks")
 check(all(r["recompute"] == "full" and r["metrics"]["hfu_pct"] > r["metrics"]["mfu_pct"] for r in runs), "HFU > MFU with recompute")
+# bf16 params and gradients (p = g = 2): half the bytes of the float run, the
+# ledger still exact, sync and prefetch still identical.
+bf = json.load(open(f"{d}/bf16.json"))["runs"]
+check([(r["param_dtype"], r["grad_reduce_dtype"]) for r in bf] == [("bf16", "bf16")] * 2, "bf16 dtype fields")
+check(all((r["param_dtype"], r["grad_reduce_dtype"]) == ("float", "float") for r in both), "float dtype fields")
+for r in bf:
+    m = r["metrics"]
+    check(m["comm_bytes_per_step"] == m["comm_bytes_formula"], f"bf16 comm bytes = formula ({r['mode']})")
+    check(m["peak_mem_by_tag_bytes"] == m["ledger_by_tag_bytes"], f"bf16 peaks = ledger ({r['mode']})")
+    check(2 * m["comm_bytes_per_step"] == both[0]["metrics"]["comm_bytes_per_step"], "bf16 sends half of float")
+check(bf[0]["metrics"]["loss"] == bf[1]["metrics"]["loss"], "bf16 sync and prefetch losses identical")
 for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
@@ -66,5 +82,7 @@ expect_exit 2 "head_dim" --head-dim 7 --steps 1
 expect_exit 2 "needs" --model llama3_405b --steps 1
 expect_exit 2 "--batch" --batch 0
 expect_exit 2 "--stage" --stage 4
+expect_exit 2 "--param-dtype" --param-dtype fp16
+expect_exit 2 "--grad-reduce-dtype" --grad-reduce-dtype half
 expect_exit 1 "loss is .* at step" --lr 1e30 --steps 5 --warmup 0
 [ $fail -eq 0 ] && echo "test_step: passed" || exit 1

@@ -298,6 +298,21 @@ static void test_accepted(void) {
     OK(ARGS("step", "--model", "tiny"), &cfg);
     ZB_CHECK(cfg.command == ZB_CMD_STEP && !strcmp(cfg.model, "tiny"));
 
+    /* Mixed precision: --param-dtype (default float) and --grad-reduce-dtype
+     * (default -1: follows the param dtype); only float and bf16, step only. */
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_F32 && cfg.grad_reduce_dtype == -1);
+    OK(ARGS("--param-dtype", "bf16"), &cfg);
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == -1);
+    OK(ARGS("--param-dtype=bf16", "--grad-reduce-dtype", "float"), &cfg);
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == ZB_DTYPE_F32);
+    OK(ARGS("--grad-reduce-dtype", "bf16"), &cfg);
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_F32 && cfg.grad_reduce_dtype == ZB_DTYPE_BF16);
+    BAD(ARGS("--param-dtype", "fp16"), "--param-dtype", "accepted: float, bf16");
+    BAD(ARGS("--param-dtype", "bf16x"), "--param-dtype", "'bf16x'");
+    BAD(ARGS("--grad-reduce-dtype", "half"), "--grad-reduce-dtype", "accepted: float, bf16");
+    BAD(ARGS("--grad-reduce-dtype", ""), "--grad-reduce-dtype", NULL);
+    BAD(ARGS("allgather", "--param-dtype", "bf16"), "--param-dtype", "'allgather'");
+
     /* Flags of every kind. */
     OK(ARGS("allgather", "-i", "1M", "-b", "1M", "-e", "8M", "-d", "bf16", "-a0", "--malloc-keep", "off"), &cfg);
     ZB_CHECK(cfg.step_bytes == 1u << 20 && cfg.step_factor == 0 && cfg.dtype == ZB_DTYPE_BF16 &&
