@@ -7,26 +7,14 @@
  * compared with a relative tolerance of 2^-7 instead. */
 #include <math.h>
 
-#include "bf16.h"
 #include "coll_bench.h"
 #include "rng.h"
+#include "dtype_access.h"
 
 static float seeded_value(uint64_t seed, int rank, size_t j) {
     uint64_t h = zb_mix64(seed ^ ((uint64_t)(rank + 1) * 0xC2B2AE3D27D4EB4FULL) ^
                           ((uint64_t)(j + 1) * ZB_GOLDEN_GAMMA));
     return (float)((int)(h % 5u) - 2);
-}
-
-static void store(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) {
-        ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    } else {
-        ((float *)buf)[i] = v;
-    }
-}
-
-static float load(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
 }
 
 /* Elements of this rank's input buffer. */
@@ -36,7 +24,7 @@ static size_t input_elems(const zb_coll_def *def, const zb_coll_args *a) {
 
 void zb_coll_init_input(const zb_coll_def *def, const zb_coll_args *a) {
     size_t n = input_elems(def, a);
-    for (size_t j = 0; j < n; j++) store(a->send, j, a->dtype, seeded_value(a->seed, a->rank, j));
+    for (size_t j = 0; j < n; j++) zb_dtype_store(a->send, j, a->dtype, seeded_value(a->seed, a->rank, j));
 }
 
 static float expected_sum(const zb_coll_args *a, size_t j) {
@@ -58,7 +46,7 @@ int64_t zb_coll_count_wrong(const zb_coll_def *def, const zb_coll_args *a) {
     case ZB_COLL_ALLGATHER:
         for (int r = 0; r < a->n_ranks; r++) {
             for (size_t j = 0; j < a->count; j++) {
-                float got = load(a->recv, (size_t)r * a->count + j, a->dtype);
+                float got = zb_dtype_load(a->recv, (size_t)r * a->count + j, a->dtype);
                 wrong += !matches(got, seeded_value(a->seed, r, j), a);
             }
         }
@@ -66,12 +54,12 @@ int64_t zb_coll_count_wrong(const zb_coll_def *def, const zb_coll_args *a) {
     case ZB_COLL_REDUCESCATTER:
         for (size_t j = 0; j < a->count; j++) {
             float want = expected_sum(a, (size_t)a->rank * a->count + j);
-            wrong += !matches(load(a->recv, j, a->dtype), want, a);
+            wrong += !matches(zb_dtype_load(a->recv, j, a->dtype), want, a);
         }
         break;
     case ZB_COLL_ALLREDUCE:
         for (size_t j = 0; j < a->count; j++) {
-            wrong += !matches(load(a->recv, j, a->dtype), expected_sum(a, j), a);
+            wrong += !matches(zb_dtype_load(a->recv, j, a->dtype), expected_sum(a, j), a);
         }
         break;
     case ZB_COLL_BARRIER:

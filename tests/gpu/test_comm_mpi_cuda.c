@@ -27,12 +27,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "bf16.h"
 #include "comm.h"
 #include "comm_stage.h"
 #include "cuda_backend.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
+#include "coll_values.h"
 
 #define SKIP 77
 #define GUARD 5
@@ -48,16 +48,7 @@ typedef struct env {
 } env;
 
 /* Small integers: exact in bf16, and so are their sums over a few ranks. */
-static float value(int rank, size_t j) { return (float)((int)((j * 7 + (size_t)rank * 3) % 17) - 8); }
 static const float SENTINEL = 99.0f;
-
-static void put(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    else ((float *)buf)[i] = v;
-}
-static float get(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
-}
 
 static bool cuda_ok(cudaError_t e, const char *what) {
     if (e == cudaSuccess) return true;
@@ -106,9 +97,9 @@ static bool bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype
     ZB_CHECK_OK(zb_dev_alloc(e->dev, b->len * b->es, ZB_MEM_BENCH_BUFFER, &p));
     b->mem = (char *)p;
     if (!b->img || !b->mem) return false;
-    for (size_t i = 0; i < b->len; i++) put(b->img, i, t, SENTINEL);
+    for (size_t i = 0; i < b->len; i++) zb_dtype_store(b->img, i, t, SENTINEL);
     memset(b->img + b->recv_at * b->es, 0xff, b->recv_n * b->es); /* NaN: must be written */
-    for (size_t j = 0; j < b->send_n; j++) put(b->img, b->send_at + j, t, value(e->rank, j));
+    for (size_t j = 0; j < b->send_n; j++) zb_dtype_store(b->img, b->send_at + j, t, zb_test_value(e->rank, j));
     return cuda_ok(cudaMemcpy(b->mem, b->img, b->len * b->es, cudaMemcpyHostToDevice), "upload");
 }
 
@@ -127,18 +118,18 @@ static long bufs_check(env *e, coll_bufs *b) {
     if (got && b->mem && cuda_ok(cudaMemcpy(got, b->mem, b->len * b->es, cudaMemcpyDeviceToHost), "download")) {
         wrong = 0;
         for (size_t i = 0; i < b->len; i++) {
-            float want = get(b->img, i, b->t); /* outside recv: as uploaded */
+            float want = zb_dtype_load(b->img, i, b->t); /* outside recv: as uploaded */
             if (i >= b->recv_at && i < b->recv_at + b->recv_n) {
                 size_t j = i - b->recv_at;
                 if (b->kind == ZB_COLL_ALLGATHER) {
-                    want = value((int)(j / b->count), j % b->count);
+                    want = zb_test_value((int)(j / b->count), j % b->count);
                 } else {
                     size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
                     want = 0;
-                    for (int r = 0; r < e->n; r++) want += value(r, at);
+                    for (int r = 0; r < e->n; r++) want += zb_test_value(r, at);
                 }
             }
-            wrong += !(get(got, i, b->t) == want); /* NaN counts as wrong */
+            wrong += !(zb_dtype_load(got, i, b->t) == want); /* NaN counts as wrong */
         }
     }
     free(got);
@@ -213,7 +204,7 @@ static void check_stream_order(env *e) {
             wrong = 0;
             for (size_t j = 0; j < b[0].recv_n; j++) {
                 float want = 0;
-                for (int r = 0; r < e->n; r++) want += value(r, j);
+                for (int r = 0; r < e->n; r++) want += zb_test_value(r, j);
                 wrong += !(h[j] == want);
             }
         }

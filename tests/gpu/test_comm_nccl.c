@@ -20,12 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bf16.h"
 #include "comm.h"
 #include "cuda_backend.h"
 #include "mpi_boot.h"
 #include "nccl_boot.h"
 #include "zb_test.h"
+#include "dtype_access.h"
 
 #define SKIP 77
 
@@ -40,14 +40,6 @@ typedef struct env {
 
 /* Exactly representable in bf16: small integers. */
 static float value(size_t j) { return (float)((int)(j * 7 % 251) - 125); }
-
-static void put(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    else ((float *)buf)[i] = v;
-}
-static float get(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
-}
 
 static bool cuda_ok(cudaError_t e, const char *what) {
     if (e == cudaSuccess) return true;
@@ -67,7 +59,7 @@ static long check_one(env *e, zb_stream *s, zb_coll kind, size_t count, zb_dtype
     void *send = NULL, *recv = NULL;
     long wrong = -1;
     if (!host || !back) goto out;
-    for (size_t j = 0; j < count; j++) put(host, j, t, value(j));
+    for (size_t j = 0; j < count; j++) zb_dtype_store(host, j, t, value(j));
     if (pool) {
         if (zb_dev_alloc(e->dev, bytes, ZB_MEM_BENCH_BUFFER, &recv) != ZB_OK) goto out;
         if (!in_place && zb_dev_alloc(e->dev, bytes, ZB_MEM_BENCH_BUFFER, &send) != ZB_OK) goto out;
@@ -97,7 +89,7 @@ static long check_one(env *e, zb_stream *s, zb_coll kind, size_t count, zb_dtype
     if (!cuda_ok(cudaMemcpy(back, recv, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H")) goto out;
     wrong = 0;
     for (size_t j = 0; j < count; j++) {
-        float got = get(back, j, t);
+        float got = zb_dtype_load(back, j, t);
         if (isnan(got) || got != value(j)) wrong++;
     }
 out:

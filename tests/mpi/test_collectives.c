@@ -10,29 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bf16.h"
 #include "comm.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
+#include "coll_values.h"
 
 static const size_t counts[] = {1, 7, 1000, 1023, 65537};
 #define N_COUNTS (sizeof counts / sizeof counts[0])
 
-/* Distinct, exactly representable in bf16: small integers plus a rank tag. */
-static float value(int rank, size_t j) { return (float)((int)((j * 7 + (size_t)rank * 3) % 17) - 8); }
 
-static void put(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    else ((float *)buf)[i] = v;
-}
-static float get(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
-}
-static float sum_over_ranks(int n, size_t j) {
-    float s = 0;
-    for (int r = 0; r < n; r++) s += value(r, j);
-    return s;
-}
 
 typedef struct env {
     zb_device *dev;
@@ -45,12 +31,12 @@ static long check_allgather(env *e, zb_stream *s, size_t count, zb_dtype t, bool
     size_t es = zb_dtype_size(t);
     char *recv = (char *)calloc(count * (size_t)e->n, es);
     char *send = in_place ? recv + (size_t)e->rank * count * es : (char *)calloc(count, es);
-    for (size_t j = 0; j < count; j++) put(send, j, t, value(e->rank, j));
+    for (size_t j = 0; j < count; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
     ZB_CHECK_OK(e->comm->ops->allgather(e->comm, s, send, recv, count, t, "ag", 3));
     ZB_CHECK_OK(e->dev->ops->stream_sync(s));
     long wrong = 0;
     for (int r = 0; r < e->n; r++) {
-        for (size_t j = 0; j < count; j++) wrong += get(recv, (size_t)r * count + j, t) != value(r, j);
+        for (size_t j = 0; j < count; j++) wrong += zb_dtype_load(recv, (size_t)r * count + j, t) != zb_test_value(r, j);
     }
     if (!in_place) free(send);
     free(recv);
@@ -61,12 +47,12 @@ static long check_reducescatter(env *e, zb_stream *s, size_t count, zb_dtype t, 
     size_t es = zb_dtype_size(t), total = count * (size_t)e->n;
     char *send = (char *)calloc(total, es);
     char *recv = in_place ? send + (size_t)e->rank * count * es : (char *)calloc(count, es);
-    for (size_t j = 0; j < total; j++) put(send, j, t, value(e->rank, j));
+    for (size_t j = 0; j < total; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
     ZB_CHECK_OK(e->comm->ops->reducescatter(e->comm, s, send, recv, count, t, "rs", 3));
     ZB_CHECK_OK(e->dev->ops->stream_sync(s));
     long wrong = 0;
     for (size_t j = 0; j < count; j++) {
-        wrong += get(recv, j, t) != sum_over_ranks(e->n, (size_t)e->rank * count + j);
+        wrong += zb_dtype_load(recv, j, t) != zb_test_sum_over_ranks(e->n, (size_t)e->rank * count + j);
     }
     if (!in_place) free(recv);
     free(send);
@@ -77,11 +63,11 @@ static long check_allreduce(env *e, zb_stream *s, size_t count, zb_dtype t, bool
     size_t es = zb_dtype_size(t);
     char *recv = (char *)calloc(count, es);
     char *send = in_place ? recv : (char *)calloc(count, es);
-    for (size_t j = 0; j < count; j++) put(send, j, t, value(e->rank, j));
+    for (size_t j = 0; j < count; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
     ZB_CHECK_OK(e->comm->ops->allreduce(e->comm, s, send, recv, count, t, "ar", 3));
     ZB_CHECK_OK(e->dev->ops->stream_sync(s));
     long wrong = 0;
-    for (size_t j = 0; j < count; j++) wrong += get(recv, j, t) != sum_over_ranks(e->n, j);
+    for (size_t j = 0; j < count; j++) wrong += zb_dtype_load(recv, j, t) != zb_test_sum_over_ranks(e->n, j);
     if (!in_place) free(send);
     free(recv);
     return wrong;

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bf16.h"
 #include "comm.h"
 #include "comm_stage.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
+#include "coll_values.h"
 
 #define GUARD 5
 #define MAX_STAGES 16
@@ -78,16 +78,7 @@ static zb_status counting_memcpy(zb_stream *s, void *dst, const void *src, size_
 
 /* ---- values and buffers ---------------------------------------------------------- */
 
-static float value(int rank, size_t j) { return (float)((int)((j * 7 + (size_t)rank * 3) % 17) - 8); }
-static const float SENTINEL = 99.0f; /* not a value() and not a sum of them over <= 4 ranks */
-
-static void put(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    else ((float *)buf)[i] = v;
-}
-static float get(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
-}
+static const float SENTINEL = 99.0f; /* not a zb_test_value() and not a sum of them over <= 4 ranks */
 
 typedef struct env {
     zb_device *dev;
@@ -121,7 +112,7 @@ static void bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype
     void *p = NULL;
     ZB_CHECK_OK(zb_dev_alloc(e->dev, b->len * es, ZB_MEM_BENCH_BUFFER, &p));
     b->mem = (char *)p;
-    for (size_t i = 0; i < b->len; i++) put(b->mem, i, t, SENTINEL);
+    for (size_t i = 0; i < b->len; i++) zb_dtype_store(b->mem, i, t, SENTINEL);
     char *base = b->mem + GUARD * es;
     if (!in_place) {
         b->send = base;
@@ -135,7 +126,7 @@ static void bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype
     } else {
         b->send = b->recv = base;
     }
-    for (size_t j = 0; j < b->send_n; j++) put(b->send, j, t, value(e->rank, j));
+    for (size_t j = 0; j < b->send_n; j++) zb_dtype_store(b->send, j, t, zb_test_value(e->rank, j));
 }
 
 static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
@@ -158,16 +149,16 @@ static long bufs_check(env *e, coll_bufs *b) {
         if (x >= b->recv && x < b->recv + b->recv_n * es) {
             size_t j = (size_t)(x - b->recv) / es;
             if (b->kind == ZB_COLL_ALLGATHER) {
-                want = value((int)(j / b->count), j % b->count);
+                want = zb_test_value((int)(j / b->count), j % b->count);
             } else {
                 size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
                 want = 0;
-                for (int r = 0; r < e->n; r++) want += value(r, at);
+                for (int r = 0; r < e->n; r++) want += zb_test_value(r, at);
             }
         } else if (x >= b->send && x < b->send + b->send_n * es) {
-            want = value(e->rank, (size_t)(x - b->send) / es);
+            want = zb_test_value(e->rank, (size_t)(x - b->send) / es);
         }
-        wrong += get(b->mem, i, b->t) != want;
+        wrong += zb_dtype_load(b->mem, i, b->t) != want;
     }
     zb_dev_free(e->dev, b->mem);
     return wrong;
