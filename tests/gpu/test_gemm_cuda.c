@@ -18,6 +18,7 @@
 #include "cuda_backend.h"
 #include "device.h"
 #include "zb_test.h"
+#include "dtype_access.h"
 
 #define SKIP 77
 
@@ -38,20 +39,12 @@ typedef struct gcase {
     float beta;
 } gcase;
 
-static void put(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    else ((float *)buf)[i] = v;
-}
-static float get(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
-}
-
 /* Fills a host matrix (rows x ld) with random values in dtype t, and the
  * same values as doubles. */
 static void fill(void *h, double *ref, size_t n, zb_dtype t) {
     for (size_t i = 0; i < n; i++) {
-        put(h, i, t, urand());
-        ref[i] = (double)get(h, i, t);
+        zb_dtype_store(h, i, t, urand());
+        ref[i] = (double)zb_dtype_load(h, i, t);
     }
 }
 
@@ -74,9 +67,9 @@ static void run_case(const gcase *c, zb_dtype t) {
     for (int i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < ldc; j++) {
             size_t idx = (size_t)(i * ldc + j);
-            float v = (j >= c->n || c->beta == 0.0f) ? sentinel : get(hc, idx, t);
-            put(hc, idx, t, v);
-            rc[idx] = (j >= c->n || c->beta == 0.0f) ? 0.0 : (double)get(hc, idx, t);
+            float v = (j >= c->n || c->beta == 0.0f) ? sentinel : zb_dtype_load(hc, idx, t);
+            zb_dtype_store(hc, idx, t, v);
+            rc[idx] = (j >= c->n || c->beta == 0.0f) ? 0.0 : (double)zb_dtype_load(hc, idx, t);
         }
     }
     char *da = NULL, *db = NULL, *dc = NULL;
@@ -104,7 +97,7 @@ static void run_case(const gcase *c, zb_dtype t) {
     for (int i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < ldc; j++) {
             size_t idx = (size_t)(i * ldc + j);
-            float v = get(hc, idx, t);
+            float v = zb_dtype_load(hc, idx, t);
             if (j >= c->n) {
                 pad_touched += v != sentinel;
                 continue;

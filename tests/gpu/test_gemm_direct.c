@@ -25,6 +25,7 @@
 #include "cuda_backend.h"
 #include "device.h"
 #include "zb_test.h"
+#include "dtype_access.h"
 
 #define SKIP 77
 
@@ -35,14 +36,6 @@ static unsigned seed = 77;
 static float urand(void) {
     seed = seed * 1664525u + 1013904223u;
     return (float)((seed >> 8) & 0xffffff) / 16777216.0f * 2.0f - 1.0f;
-}
-
-static void put(void *buf, size_t i, zb_dtype t, float v) {
-    if (t == ZB_DTYPE_BF16) ((zb_bf16 *)buf)[i] = zb_f32_to_bf16(v);
-    else ((float *)buf)[i] = v;
-}
-static float get(const void *buf, size_t i, zb_dtype t) {
-    return t == ZB_DTYPE_BF16 ? zb_bf16_to_f32(((const zb_bf16 *)buf)[i]) : ((const float *)buf)[i];
 }
 
 typedef struct dcase {
@@ -64,7 +57,7 @@ static double rel_err(const void *hc, const double *ref, const dcase *c, int64_t
     for (int i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < ldc; j++) {
             size_t idx = (size_t)(i * ldc + j);
-            float v = get(hc, idx, t);
+            float v = zb_dtype_load(hc, idx, t);
             if (j >= c->n) {
                 *pad_touched += v != sentinel;
                 continue;
@@ -91,14 +84,14 @@ static void run_case(const dcase *c, zb_dtype t) {
     double *ra = (double *)malloc(na * sizeof(double)), *rb = (double *)malloc(nb * sizeof(double));
     double *ref = (double *)calloc(nc, sizeof(double));
     for (size_t i = 0; i < na; i++) {
-        put(ha, i, t, urand());
-        ra[i] = get(ha, i, t);
+        zb_dtype_store(ha, i, t, urand());
+        ra[i] = zb_dtype_load(ha, i, t);
     }
     for (size_t i = 0; i < nb; i++) {
-        put(hb, i, t, urand());
-        rb[i] = get(hb, i, t);
+        zb_dtype_store(hb, i, t, urand());
+        rb[i] = zb_dtype_load(hb, i, t);
     }
-    for (size_t i = 0; i < nc; i++) put(hc, i, t, sentinel);
+    for (size_t i = 0; i < nc; i++) zb_dtype_store(hc, i, t, sentinel);
     char *da = NULL, *db = NULL, *dc1 = NULL, *dc2 = NULL;
     size_t off = (size_t)c->offset * e;
     ZB_CHECK_OK(zb_dev_alloc(dev, na * e + off, ZB_MEM_BENCH_BUFFER, (void **)&da));
@@ -142,7 +135,7 @@ static void run_case(const dcase *c, zb_dtype t) {
     double *c1d = (double *)calloc(nc, sizeof(double));
     size_t differ = 0;
     for (size_t i = 0; i < nc; i++) {
-        c1d[i] = get(h1, i, t);
+        c1d[i] = zb_dtype_load(h1, i, t);
         differ += memcmp((char *)h1 + i * e, (char *)h2 + i * e, e) != 0;
     }
     double e12 = rel_err(h2, c1d, c, ldc, t, &unw12, &pad12);
