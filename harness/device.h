@@ -71,8 +71,11 @@ typedef struct zb_stream zb_stream;
 typedef struct zb_event zb_event;
 
 /* Row-major C[M,N] = alpha * op(A) op(B) + beta * C, where op(A) is [M,K]
- * and op(B) is [K,N]. lda/ldb/ldc are row strides in elements. All three
- * matrices have dtype `dtype` (fp32 on the CPU device). */
+ * and op(B) is [K,N]. lda/ldb/ldc are row strides in elements. A and B have
+ * dtype `dtype`; C has it too unless c_f32, which keeps C in fp32 behind
+ * bf16 inputs (mixed-precision weight gradients, accumulated in fp32).
+ * Products are accumulated in fp32 on every device; a bf16 C is rounded
+ * once, to nearest even, when it is stored. */
 typedef struct zb_gemm_desc {
     bool trans_a, trans_b;
     int64_t m, n, k;
@@ -83,7 +86,8 @@ typedef struct zb_gemm_desc {
     int64_t ldb;
     void *c;
     int64_t ldc;
-    zb_dtype dtype;
+    zb_dtype dtype; /* of A and B (and of C unless c_f32) */
+    bool c_f32;     /* C in fp32 whatever dtype is */
 } zb_gemm_desc;
 
 /* A host function run in order on a stream (CPU kernels, MPI collectives).

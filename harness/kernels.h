@@ -18,6 +18,18 @@
  * gradients are written, parameter gradients (dweight, dtable) accumulated,
  * accumulate adds. Aliasing allowed exactly where the CPU kernels allow it.
  *
+ * Storage dtype (mixed precision). c->dtype (ZB_DTYPE_F32, the zero
+ * value, or ZB_DTYPE_BF16) is the dtype of the ACTIVATIONS and WEIGHTS an op
+ * reads and writes: every pointer typed `void *` / `const void *` below.
+ * Per-row statistics (inv_rms, lse), the loss, parameter gradients
+ * (dweight, dtable) and everything AdamW touches stay fp32 (`float *`).
+ * The math is fp32 whatever the storage: bf16 inputs are widened exactly,
+ * each output is computed in fp32 and rounded once to nearest even when it
+ * is stored (kernels/bf16.h). Row reductions (norms, softmax, the
+ * cross-entropy's log-sum-exp) run over the widened values, so a bf16 op
+ * equals the fp32 op applied to the widened inputs, rounded, up to the
+ * backend's summation order. fill, adamw and cast ignore c->dtype.
+ *
  * Each op leaves one trace record: kind compute, c->label (copied at issue
  * time, so a stack buffer is fine), c->unit, and flops where meaningful
  * (attention: 4*B*H*T*T*D forward, twice that backward; the full T x T
@@ -40,64 +52,65 @@ typedef struct zb_kcall {
     zb_stream *stream;
     const char *label; /* NULL reads as the op's name */
     int unit;          /* model unit, or -1 */
+    zb_dtype dtype;    /* storage of activations and weights (void * args) */
 } zb_kcall;
 
 typedef struct zb_kernels {
     const char *name; /* the backend: "cpu" */
 
     /* out [N, C] = table [V, C] rows picked by tokens [N]. */
-    zb_status (*embedding_fwd)(const zb_kcall *c, float *out, const int32_t *tokens,
-                               const float *table, int N, int C, int V);
+    zb_status (*embedding_fwd)(const zb_kcall *c, void *out, const int32_t *tokens,
+                               const void *table, int N, int C, int V);
     /* dtable [V, C] += scatter-add of dout [N, C] by tokens [N]. */
     zb_status (*embedding_bwd)(const zb_kcall *c, float *dtable, const int32_t *tokens,
-                               const float *dout, int N, int C, int V);
+                               const void *dout, int N, int C, int V);
 
     /* out [N, C] = x * inv_rms * weight [C]; inv_rms [N] saved. */
-    zb_status (*rmsnorm_fwd)(const zb_kcall *c, float *out, float *inv_rms, const float *x,
-                             const float *weight, int N, int C, float eps);
+    zb_status (*rmsnorm_fwd)(const zb_kcall *c, void *out, float *inv_rms, const void *x,
+                             const void *weight, int N, int C, float eps);
     /* dx [N, C] written (may equal dout); dweight [C] accumulated. */
-    zb_status (*rmsnorm_bwd)(const zb_kcall *c, float *dx, float *dweight, const float *dout,
-                             const float *x, const float *weight, const float *inv_rms, int N,
+    zb_status (*rmsnorm_bwd)(const zb_kcall *c, void *dx, float *dweight, const void *dout,
+                             const void *x, const void *weight, const float *inv_rms, int N,
                              int C);
 
     /* out [B, T, NH, D] = RoPE(x); out may equal x. D even. */
-    zb_status (*rope_fwd)(const zb_kcall *c, float *out, const float *x, int B, int T, int NH,
+    zb_status (*rope_fwd)(const zb_kcall *c, void *out, const void *x, int B, int T, int NH,
                           int D, float theta);
     /* dx = inverse rotation of dout; dx may equal dout. */
-    zb_status (*rope_bwd)(const zb_kcall *c, float *dx, const float *dout, int B, int T, int NH,
+    zb_status (*rope_bwd)(const zb_kcall *c, void *dx, const void *dout, int B, int T, int NH,
                           int D, float theta);
 
     /* Causal GQA attention: q [B,T,H,D], k, v [B,T,KVH,D] -> out [B,T,H,D];
      * probs [B, H, T, T] saved. Scale 1/sqrt(D). */
-    zb_status (*attention_fwd)(const zb_kcall *c, float *out, float *probs, const float *q,
-                               const float *k, const float *v, int B, int T, int H, int KVH,
+    zb_status (*attention_fwd)(const zb_kcall *c, void *out, void *probs, const void *q,
+                               const void *k, const void *v, int B, int T, int H, int KVH,
                                int D);
     /* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout [B,T,H,D]. */
-    zb_status (*attention_bwd)(const zb_kcall *c, float *dq, float *dk, float *dv,
-                               const float *dout, const float *q, const float *k,
-                               const float *v, const float *probs, int B, int T, int H,
+    zb_status (*attention_bwd)(const zb_kcall *c, void *dq, void *dk, void *dv,
+                               const void *dout, const void *q, const void *k,
+                               const void *v, const void *probs, int B, int T, int H,
                                int KVH, int D);
 
     /* h [n] = silu(gate) * up. */
-    zb_status (*swiglu_fwd)(const zb_kcall *c, float *h, const float *gate, const float *up,
+    zb_status (*swiglu_fwd)(const zb_kcall *c, void *h, const void *gate, const void *up,
                             size_t n);
     /* dgate, dup [n] written from dh. Elementwise, each element's inputs
      * read before its outputs are written: dgate may equal gate or dh, dup
      * may equal up or dh (not both outputs the same buffer). */
-    zb_status (*swiglu_bwd)(const zb_kcall *c, float *dgate, float *dup, const float *dh,
-                            const float *gate, const float *up, size_t n);
+    zb_status (*swiglu_bwd)(const zb_kcall *c, void *dgate, void *dup, const void *dh,
+                            const void *gate, const void *up, size_t n);
 
     /* out [n] = a + b; out may equal a or b. */
-    zb_status (*residual_fwd)(const zb_kcall *c, float *out, const float *a, const float *b,
+    zb_status (*residual_fwd)(const zb_kcall *c, void *out, const void *a, const void *b,
                               size_t n);
     /* dst [n] += src. */
-    zb_status (*accumulate)(const zb_kcall *c, float *dst, const float *src, size_t n);
+    zb_status (*accumulate)(const zb_kcall *c, void *dst, const void *src, size_t n);
 
     /* loss [1] = mean over N rows of lse - logits[target]; lse [N] saved. */
     zb_status (*cross_entropy_fwd)(const zb_kcall *c, float *loss, float *lse,
-                                   const float *logits, const int32_t *targets, int N, int V);
+                                   const void *logits, const int32_t *targets, int N, int V);
     /* dlogits [N, V] = dloss / N * (softmax - onehot); may equal logits. */
-    zb_status (*cross_entropy_bwd)(const zb_kcall *c, float *dlogits, const float *logits,
+    zb_status (*cross_entropy_bwd)(const zb_kcall *c, void *dlogits, const void *logits,
                                    const float *lse, const int32_t *targets, int N, int V,
                                    float dloss);
 
@@ -124,7 +137,9 @@ typedef struct zb_kernels {
 const zb_kernels *zb_kernels_for(zb_device *dev);
 
 /* The CPU backend's table (kernels/cpu/dispatch.c): every op runs the fp32
- * reference kernel as a host function in stream order (launch_host). */
+ * reference kernel as a host function in stream order (launch_host); with
+ * bf16 storage it widens the inputs into fp32 scratch, runs the same
+ * reference kernel and rounds the outputs (the bf16 reference). */
 const zb_kernels *zb_kernels_cpu(void);
 
 /* The CUDA backend's table (harness/cuda/kernels_cuda.c, built only with

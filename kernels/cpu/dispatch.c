@@ -137,30 +137,30 @@ static cpu_kargs kargs_of(cpu_kop op) {
 
 /* ---- the entries --------------------------------------------------------- */
 
-static zb_status k_embedding_fwd(const zb_kcall *c, float *out, const int32_t *tokens,
-                                 const float *table, int N, int C, int V) {
+static zb_status k_embedding_fwd(const zb_kcall *c, void *out, const int32_t *tokens,
+                                 const void *table, int N, int C, int V) {
     cpu_kargs a = kargs_of(KOP_EMBEDDING_FWD);
     a.o[0] = out, a.tok = tokens, a.in[0] = table, a.d[0] = N, a.d[1] = C, a.d[2] = V;
     return enqueue(c, &a, "embedding_fwd", 0.0);
 }
 
 static zb_status k_embedding_bwd(const zb_kcall *c, float *dtable, const int32_t *tokens,
-                                 const float *dout, int N, int C, int V) {
+                                 const void *dout, int N, int C, int V) {
     cpu_kargs a = kargs_of(KOP_EMBEDDING_BWD);
     a.o[0] = dtable, a.tok = tokens, a.in[0] = dout, a.d[0] = N, a.d[1] = C, a.d[2] = V;
     return enqueue(c, &a, "embedding_bwd", 0.0);
 }
 
-static zb_status k_rmsnorm_fwd(const zb_kcall *c, float *out, float *inv_rms, const float *x,
-                               const float *weight, int N, int C, float eps) {
+static zb_status k_rmsnorm_fwd(const zb_kcall *c, void *out, float *inv_rms, const void *x,
+                               const void *weight, int N, int C, float eps) {
     cpu_kargs a = kargs_of(KOP_RMSNORM_FWD);
     a.o[0] = out, a.o[1] = inv_rms, a.in[0] = x, a.in[1] = weight;
     a.d[0] = N, a.d[1] = C, a.f[0] = eps;
     return enqueue(c, &a, "rmsnorm_fwd", 0.0);
 }
 
-static zb_status k_rmsnorm_bwd(const zb_kcall *c, float *dx, float *dweight, const float *dout,
-                               const float *x, const float *weight, const float *inv_rms, int N,
+static zb_status k_rmsnorm_bwd(const zb_kcall *c, void *dx, float *dweight, const void *dout,
+                               const void *x, const void *weight, const float *inv_rms, int N,
                                int C) {
     cpu_kargs a = kargs_of(KOP_RMSNORM_BWD);
     a.o[0] = dx, a.o[1] = dweight, a.in[0] = dout, a.in[1] = x, a.in[2] = weight;
@@ -168,17 +168,17 @@ static zb_status k_rmsnorm_bwd(const zb_kcall *c, float *dx, float *dweight, con
     return enqueue(c, &a, "rmsnorm_bwd", 0.0);
 }
 
-static zb_status k_rope(const zb_kcall *c, cpu_kop op, float *out, const float *x, int B, int T,
+static zb_status k_rope(const zb_kcall *c, cpu_kop op, void *out, const void *x, int B, int T,
                         int NH, int D, float theta) {
     cpu_kargs a = kargs_of(op);
     a.o[0] = out, a.in[0] = x, a.d[0] = B, a.d[1] = T, a.d[2] = NH, a.d[3] = D, a.f[0] = theta;
     return enqueue(c, &a, op == KOP_ROPE_FWD ? "rope_fwd" : "rope_bwd", 0.0);
 }
-static zb_status k_rope_fwd(const zb_kcall *c, float *out, const float *x, int B, int T, int NH,
+static zb_status k_rope_fwd(const zb_kcall *c, void *out, const void *x, int B, int T, int NH,
                             int D, float theta) {
     return k_rope(c, KOP_ROPE_FWD, out, x, B, T, NH, D, theta);
 }
-static zb_status k_rope_bwd(const zb_kcall *c, float *dx, const float *dout, int B, int T,
+static zb_status k_rope_bwd(const zb_kcall *c, void *dx, const void *dout, int B, int T,
                             int NH, int D, float theta) {
     return k_rope(c, KOP_ROPE_BWD, dx, dout, B, T, NH, D, theta);
 }
@@ -187,8 +187,8 @@ static double attention_flops(int B, int T, int H, int D) {
     return 4.0 * (double)B * (double)H * (double)T * (double)T * (double)D;
 }
 
-static zb_status k_attention_fwd(const zb_kcall *c, float *out, float *probs, const float *q,
-                                 const float *k, const float *v, int B, int T, int H, int KVH,
+static zb_status k_attention_fwd(const zb_kcall *c, void *out, void *probs, const void *q,
+                                 const void *k, const void *v, int B, int T, int H, int KVH,
                                  int D) {
     cpu_kargs a = kargs_of(KOP_ATTENTION_FWD);
     a.o[0] = out, a.o[1] = probs, a.in[0] = q, a.in[1] = k, a.in[2] = v;
@@ -196,9 +196,9 @@ static zb_status k_attention_fwd(const zb_kcall *c, float *out, float *probs, co
     return enqueue(c, &a, "attention_fwd", attention_flops(B, T, H, D));
 }
 
-static zb_status k_attention_bwd(const zb_kcall *c, float *dq, float *dk, float *dv,
-                                 const float *dout, const float *q, const float *k,
-                                 const float *v, const float *probs, int B, int T, int H,
+static zb_status k_attention_bwd(const zb_kcall *c, void *dq, void *dk, void *dv,
+                                 const void *dout, const void *q, const void *k,
+                                 const void *v, const void *probs, int B, int T, int H,
                                  int KVH, int D) {
     cpu_kargs a = kargs_of(KOP_ATTENTION_BWD);
     a.o[0] = dq, a.o[1] = dk, a.o[2] = dv;
@@ -207,41 +207,41 @@ static zb_status k_attention_bwd(const zb_kcall *c, float *dq, float *dk, float 
     return enqueue(c, &a, "attention_bwd", 2.0 * attention_flops(B, T, H, D));
 }
 
-static zb_status k_swiglu_fwd(const zb_kcall *c, float *h, const float *gate, const float *up,
+static zb_status k_swiglu_fwd(const zb_kcall *c, void *h, const void *gate, const void *up,
                               size_t n) {
     cpu_kargs a = kargs_of(KOP_SWIGLU_FWD);
     a.o[0] = h, a.in[0] = gate, a.in[1] = up, a.n = n;
     return enqueue(c, &a, "swiglu_fwd", 0.0);
 }
 
-static zb_status k_swiglu_bwd(const zb_kcall *c, float *dgate, float *dup, const float *dh,
-                              const float *gate, const float *up, size_t n) {
+static zb_status k_swiglu_bwd(const zb_kcall *c, void *dgate, void *dup, const void *dh,
+                              const void *gate, const void *up, size_t n) {
     cpu_kargs a = kargs_of(KOP_SWIGLU_BWD);
     a.o[0] = dgate, a.o[1] = dup, a.in[0] = dh, a.in[1] = gate, a.in[2] = up, a.n = n;
     return enqueue(c, &a, "swiglu_bwd", 0.0);
 }
 
-static zb_status k_residual_fwd(const zb_kcall *c, float *out, const float *x, const float *y,
+static zb_status k_residual_fwd(const zb_kcall *c, void *out, const void *x, const void *y,
                                 size_t n) {
     cpu_kargs a = kargs_of(KOP_RESIDUAL_FWD);
     a.o[0] = out, a.in[0] = x, a.in[1] = y, a.n = n;
     return enqueue(c, &a, "residual_fwd", 0.0);
 }
 
-static zb_status k_accumulate(const zb_kcall *c, float *dst, const float *src, size_t n) {
+static zb_status k_accumulate(const zb_kcall *c, void *dst, const void *src, size_t n) {
     cpu_kargs a = kargs_of(KOP_ACCUMULATE);
     a.o[0] = dst, a.in[0] = src, a.n = n;
     return enqueue(c, &a, "accumulate", 0.0);
 }
 
 static zb_status k_cross_entropy_fwd(const zb_kcall *c, float *loss, float *lse,
-                                     const float *logits, const int32_t *targets, int N, int V) {
+                                     const void *logits, const int32_t *targets, int N, int V) {
     cpu_kargs a = kargs_of(KOP_CROSS_ENTROPY_FWD);
     a.o[0] = loss, a.o[1] = lse, a.in[0] = logits, a.tok = targets, a.d[0] = N, a.d[1] = V;
     return enqueue(c, &a, "cross_entropy_fwd", 0.0);
 }
 
-static zb_status k_cross_entropy_bwd(const zb_kcall *c, float *dlogits, const float *logits,
+static zb_status k_cross_entropy_bwd(const zb_kcall *c, void *dlogits, const void *logits,
                                      const float *lse, const int32_t *targets, int N, int V,
                                      float dloss) {
     cpu_kargs a = kargs_of(KOP_CROSS_ENTROPY_BWD);
