@@ -317,8 +317,11 @@ static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) 
 
 static zb_status gemm_run(zb_bench_ctx *ctx) {
     bool on_cpu = strcmp(ctx->dev->ops->name, "cpu") == 0;
+    /* The cpu device's bf16 GEMM widens to float in scratch and runs sgemm:
+     * a reference, so its time would not be a bf16 GEMM's. */
     if (on_cpu && ctx->cfg->dtype != ZB_DTYPE_F32) {
-        return ZB_FAIL(ZB_ERR_INVALID, "-d/--datatype %s: the cpu backend runs GEMM in float only",
+        return ZB_FAIL(ZB_ERR_INVALID, "-d/--datatype %s: the cpu backend times GEMM in float only "
+                       "(its %s GEMM widens to float first)", zb_dtype_name(ctx->cfg->dtype),
                        zb_dtype_name(ctx->cfg->dtype));
     }
     const char *direct_title = ctx->cfg->compare_direct ? zb_gemm_direct_baseline(ctx->dev->ops->name) : NULL;

@@ -31,10 +31,8 @@ static zb_status make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     ZB_TRY(zb_model_cfg_validate(&ec->model));
     ec->recompute = cfg->recompute == 1;
     ec->prefetch_depth = (int)cfg->prefetch_depth;
-    /* --param-dtype / --grad-reduce-dtype store the index of "float|bf16",
-     * which is the zb_dtype. */
-    ec->param_dtype = (zb_dtype)cfg->param_dtype;
-    ec->grad_dtype = cfg->grad_reduce_dtype < 0 ? ec->param_dtype : (zb_dtype)cfg->grad_reduce_dtype;
+    zb_config_step_dtypes(cfg, ctx->backends.device, &ec->param_dtype, &ec->act_dtype,
+                          &ec->grad_dtype);
     zb_adamw_cfg_default(&ec->opt);
     ec->opt.lr = (float)cfg->lr;
     plan->tokens_global = (double)ec->model.batch * ec->model.seq * ctx->topo.n_ranks;

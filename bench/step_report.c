@@ -114,10 +114,11 @@ void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_st
             plan->model_name, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
             m->seq, m->batch, zb_model_total_params(m) / 1e6);
     fprintf(f, "# %d measured steps after %lld warm-up; recompute %s; prefetch depth %d; AdamW lr %g; "
-               "params %s, gradients reduced in %s, fp32 master weights and AdamW states, fp32 activations\n",
+               "params %s, activations %s (fp32 math), gradients reduced in %s, fp32 master weights and AdamW "
+               "states\n",
             runs[0].steps, (long long)ctx->cfg->warmup_steps, plan->engine.recompute ? "full" : "none",
             plan->engine.prefetch_depth, (double)plan->engine.opt.lr, zb_dtype_name(plan->engine.param_dtype),
-            zb_dtype_name(plan->engine.grad_dtype));
+            zb_dtype_name(plan->engine.act_dtype), zb_dtype_name(plan->engine.grad_dtype));
     fprintf(f, "# MFU: %.4g model FLOPs per token (%s attention convention) against %.4g GFLOP/s per rank (%s)\n",
             plan->flops.model_flops, zb_flops_convention_name(plan->convention), ctx->peak_flops / 1e9,
             ctx->peak_source);
@@ -195,7 +196,8 @@ void zb_step_add_json(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step
         json_object_set_new(run, "ranks", json_integer(ctx->topo.n_ranks));
         json_object_set_new(run, "nodes", json_integer(ctx->topo.n_nodes));
         json_object_set_new(run, "model", json_string(plan->model_name));
-        json_object_set_new(run, "dtype", json_string("float"));
+        json_object_set_new(run, "dtype", json_string(zb_dtype_name(plan->engine.act_dtype)));
+        json_object_set_new(run, "act_dtype", json_string(zb_dtype_name(plan->engine.act_dtype)));
         json_object_set_new(run, "param_dtype", json_string(zb_dtype_name(plan->engine.param_dtype)));
         json_object_set_new(run, "grad_reduce_dtype", json_string(zb_dtype_name(plan->engine.grad_dtype)));
         json_object_set_new(run, "recompute", json_string(plan->engine.recompute ? "full" : "none"));

@@ -58,7 +58,12 @@ static const opt_spec zb_opts[] = {
     {"recompute", 0, OPT_CHOICE, F(recompute), 0, 0, CMD_STEP,
      "none, or full (keep each unit's input, recompute its forward in backward)", "none|full"},
     {"param-dtype", 0, OPT_CHOICE, F(param_dtype), 0, 0, CMD_STEP,
-     "compute-dtype parameters (gathered as such); master weights and AdamW states stay float",
+     "compute-dtype parameters, gathered as such (default: bf16 on cuda, float on cpu); master "
+     "weights and AdamW states stay float",
+     "float|bf16"},
+    {"act-dtype", 0, OPT_CHOICE, F(act_dtype), 0, 0, CMD_STEP,
+     "activations, and the dtype the kernels and GEMMs read and write (math and accumulation "
+     "stay float; default: the --param-dtype; bf16 needs bf16 params)",
      "float|bf16"},
     {"grad-reduce-dtype", 0, OPT_CHOICE, F(grad_reduce_dtype), 0, 0, CMD_STEP,
      "gradients as reduced across ranks (default: the --param-dtype)", "float|bf16"},
@@ -130,7 +135,8 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->steps = 10;
     cfg->warmup_steps = 2;
     cfg->prefetch_depth = 1;
-    cfg->param_dtype = ZB_DTYPE_F32;
+    cfg->param_dtype = -1;
+    cfg->act_dtype = -1;
     cfg->grad_reduce_dtype = -1;
     cfg->lr = 3e-3;
     cfg->seed = 1234;
@@ -407,4 +413,14 @@ void zb_cli_usage(zb_command cmd, char *out, size_t n) {
         flag_display(o, flag, sizeof flag);
         used += (size_t)snprintf(out + used, n - used, "  %-22s %s\n", flag, o->help);
     }
+}
+
+void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
+                           zb_dtype *act, zb_dtype *grad) {
+    /* The choices "float|bf16" store their index, which is the zb_dtype. */
+    bool gpu = device && !strcmp(device, "cuda");
+    *param = cfg->param_dtype >= 0 ? (zb_dtype)cfg->param_dtype
+                                   : (gpu ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
+    *act = cfg->act_dtype >= 0 ? (zb_dtype)cfg->act_dtype : *param;
+    *grad = cfg->grad_reduce_dtype >= 0 ? (zb_dtype)cfg->grad_reduce_dtype : *param;
 }

@@ -71,7 +71,8 @@ typedef struct zb_config {
     int stage;            /* 0..3, or ZB_STAGE_ALL */
     int recompute;        /* 0 none, 1 full */
     int flops_causal;     /* 0: full attention matrix (torchtitan), 1: causal half */
-    int param_dtype;       /* zb_dtype of the compute-dtype params (float or bf16) */
+    int param_dtype;       /* zb_dtype of the compute-dtype params; -1: by device */
+    int act_dtype;         /* zb_dtype of activations and the math's storage; -1: param's */
     int grad_reduce_dtype; /* zb_dtype of reduced gradients; -1: the param dtype */
     int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
     int64_t steps, warmup_steps, prefetch_depth;
@@ -98,6 +99,15 @@ typedef struct zb_config {
 } zb_config;
 
 void zb_config_defaults(zb_config *cfg);
+
+/* The step's dtypes once the device ("cpu", "cuda") is known. Unset flags
+ * default to mixed precision on cuda (bf16 params, activations and
+ * gradient reductions; fp32 master weights and AdamW) and to fp32 on cpu,
+ * whose fp32 math is the reference the GPU runs are checked against:
+ * --param-dtype by device, --act-dtype and --grad-reduce-dtype the param
+ * dtype. */
+void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
+                           zb_dtype *act, zb_dtype *grad);
 
 /* Parses argv (argv[0] is the program). On bad input returns ZB_ERR_INVALID
  * with a one-line message (zb_error_message) naming the flag, the value and

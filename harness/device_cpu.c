@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bf16.h"
 #include "cpu_mempool.h"
 #include "cuda_backend.h"
 #include "device.h"
@@ -95,6 +96,72 @@ static struct timespec deadline_after(double timeout_s) {
     return ts;
 }
 
+/* ---- GEMM (run on the stream's thread) -------------------------------------- */
+
+/* C = alpha op(A) op(B) + beta C in fp32, g's shape and flags, the given
+ * matrices and row strides. */
+static void sgemm(const zb_gemm_desc *g, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float *c, int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
+                g->trans_b ? CblasTrans : CblasNoTrans, (blasint)g->m, (blasint)g->n,
+                (blasint)g->k, g->alpha, a, (blasint)lda, b, (blasint)ldb, g->beta, c,
+                (blasint)ldc);
+}
+
+/* dst [rows, cols] (packed) = src [rows, cols] (row stride ld) widened, exact. */
+static void widen_rows(float *dst, const zb_bf16 *src, int64_t rows, int64_t cols, int64_t ld) {
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < cols; j++) dst[r * cols + j] = zb_bf16_to_f32(src[r * ld + j]);
+    }
+}
+
+/* dst [rows, cols] (row stride ld) = src [rows, cols] (packed) rounded to
+ * nearest even; dst's padding between rows is left alone. */
+static void round_rows(zb_bf16 *dst, int64_t ld, const float *src, int64_t rows, int64_t cols) {
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t j = 0; j < cols; j++) dst[r * ld + j] = zb_f32_to_bf16(src[r * cols + j]);
+    }
+}
+
+/* bf16 A and B (and C unless c_f32): the matrices are widened as stored
+ * into packed fp32 scratch, BLAS runs the fp32 GEMM, and a bf16 C is
+ * rounded once when it is stored (device.h). A bf16 C is read only when
+ * beta != 0, as BLAS reads C. */
+static zb_status run_gemm_bf16(const zb_gemm_desc *g) {
+    int64_t a_rows = g->trans_a ? g->k : g->m, a_cols = g->trans_a ? g->m : g->k;
+    int64_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;
+    size_t na = (size_t)(a_rows * a_cols), nb = (size_t)(b_rows * b_cols);
+    size_t nc = g->c_f32 ? 0 : (size_t)(g->m * g->n);
+    size_t total = na + nb + nc; /* each term < 2^62: m, n, k <= INT_MAX */
+    float *scratch = total <= SIZE_MAX / sizeof(float) ? malloc(total * sizeof(float)) : NULL;
+    if (!scratch) {
+        return ZB_FAIL(ZB_ERR_NOMEM, "bf16 GEMM %lldx%lldx%lld: out of memory for %zu floats of "
+                       "fp32 scratch", (long long)g->m, (long long)g->n, (long long)g->k, total);
+    }
+    float *a = scratch, *b = a + na, *c = b + nb;
+    widen_rows(a, (const zb_bf16 *)g->a, a_rows, a_cols, g->lda);
+    widen_rows(b, (const zb_bf16 *)g->b, b_rows, b_cols, g->ldb);
+    if (g->c_f32) {
+        sgemm(g, a, a_cols, b, b_cols, (float *)g->c, g->ldc);
+    } else {
+        if (g->beta != 0.0f) {
+            widen_rows(c, (const zb_bf16 *)g->c, g->m, g->n, g->ldc);
+        } else {
+            memset(c, 0, nc * sizeof(float)); /* not read, but never garbage */
+        }
+        sgemm(g, a, a_cols, b, b_cols, c, g->n);
+        round_rows((zb_bf16 *)g->c, g->ldc, c, g->m, g->n);
+    }
+    free(scratch);
+    return ZB_OK;
+}
+
+static zb_status run_gemm(const zb_gemm_desc *g) {
+    if (g->dtype == ZB_DTYPE_BF16) return run_gemm_bf16(g);
+    sgemm(g, (const float *)g->a, g->lda, (const float *)g->b, g->ldb, (float *)g->c, g->ldc);
+    return ZB_OK;
+}
+
 /* ---- the stream's thread ---------------------------------------------------- */
 
 static void stream_set_error(cpu_stream *s, zb_status st, const char *msg) {
@@ -104,14 +171,6 @@ static void stream_set_error(cpu_stream *s, zb_status st, const char *msg) {
         strncpy(s->error_msg, msg, sizeof s->error_msg - 1);
     }
     pthread_mutex_unlock(&s->lock);
-}
-
-static zb_status run_gemm(const zb_gemm_desc *g) {
-    cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
-                g->trans_b ? CblasTrans : CblasNoTrans, (blasint)g->m, (blasint)g->n,
-                (blasint)g->k, g->alpha, (const float *)g->a, (blasint)g->lda,
-                (const float *)g->b, (blasint)g->ldb, g->beta, (float *)g->c, (blasint)g->ldc);
-    return ZB_OK;
 }
 
 static void run_event_record(cpu_stream *s, cpu_op *op) {
@@ -238,15 +297,25 @@ static zb_status cpu_launch_host(zb_stream *zs, zb_host_fn fn, void *arg,
     return stream_push((cpu_stream *)zs, op);
 }
 
+/* Checked here, at issue, so the stream's thread can trust the shape: the
+ * dtype, the dimensions BLAS takes, and row strides no shorter than the rows
+ * (the bf16 path reads the matrices itself). */
 static zb_status cpu_gemm(zb_stream *zs, const zb_gemm_desc *g, const zb_op_info *info) {
-    if (g->dtype != ZB_DTYPE_F32) {
-        return ZB_FAIL(ZB_ERR_UNSUPPORTED, "the cpu device runs GEMM in float only, not %s",
-                       zb_dtype_name(g->dtype));
+    if (g->dtype != ZB_DTYPE_F32 && g->dtype != ZB_DTYPE_BF16) {
+        return ZB_FAIL(ZB_ERR_INVALID, "GEMM dtype %d (%s) is neither float nor bf16",
+                       (int)g->dtype, zb_dtype_name(g->dtype));
     }
     if (g->m <= 0 || g->n <= 0 || g->k <= 0 || g->m > INT_MAX || g->n > INT_MAX ||
         g->k > INT_MAX || g->lda > INT_MAX || g->ldb > INT_MAX || g->ldc > INT_MAX) {
         return ZB_FAIL(ZB_ERR_INVALID, "GEMM shape %lldx%lldx%lld is outside what BLAS takes",
                        (long long)g->m, (long long)g->n, (long long)g->k);
+    }
+    int64_t a_cols = g->trans_a ? g->m : g->k, b_cols = g->trans_b ? g->k : g->n;
+    if (g->lda < a_cols || g->ldb < b_cols || g->ldc < g->n) {
+        return ZB_FAIL(ZB_ERR_INVALID, "GEMM %lldx%lldx%lld: a row stride is shorter than its row "
+                       "(need lda >= %lld, ldb >= %lld, ldc >= %lld)", (long long)g->m,
+                       (long long)g->n, (long long)g->k, (long long)a_cols, (long long)b_cols,
+                       (long long)g->n);
     }
     cpu_op *op = op_new(CPU_OP_GEMM, info, "gemm");
     if (!op) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory queueing a GEMM");

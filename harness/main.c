@@ -120,8 +120,13 @@ static int relaunch(const zb_config *cfg, int argc, char **argv) {
 
 static void set_peak(zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
-    /* GEMM runs in its -d dtype; the step engine computes in fp32. */
+    /* GEMM runs in its -d dtype, the step in its activations' dtype. */
     bool bf16 = cfg->command == ZB_CMD_GEMM && cfg->dtype == ZB_DTYPE_BF16;
+    if (cfg->command == ZB_CMD_STEP) {
+        zb_dtype param, act, grad;
+        zb_config_step_dtypes(cfg, ctx->backends.device, &param, &act, &grad);
+        bf16 = act == ZB_DTYPE_BF16;
+    }
     if (cfg->peak_gflops > 0) {
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");

@@ -14,10 +14,14 @@
  *
  * Dtypes: the compute-dtype parameters (param_shard, gathered_param) are
  * param_dtype (p = 4 or 2 bytes); the fp32 master copy, m and v stay fp32
- * (k = 12); gradients are computed in fp32 and, with grad_dtype bf16, cast
- * to bf16 for the reduction and kept so (grad_shard, gathered_grad: g = 2).
- * Activations stay fp32 for now, also with bf16 parameters: each use casts
- * its bf16 unit into one fp32 working buffer the unit's fp32 kernels read.
+ * (k = 12); parameter gradients are computed in fp32 (the weight GEMMs
+ * accumulate and write fp32 behind bf16 inputs) and, with grad_dtype bf16,
+ * cast to bf16 for the reduction and kept so (grad_shard, gathered_grad:
+ * g = 2). act_dtype is the storage of activations and of the parameters as
+ * the math reads them (unit.h): bf16 needs bf16 params, which the kernels
+ * and GEMMs then read in place (mixed precision as on GPUs: bf16 storage,
+ * fp32 math and accumulation). float activations with bf16 params cast
+ * each use's unit into one fp32 working buffer (bf16 comm, fp32 math).
  *
  * Memory per rank (tags of device.h; Φ_u = unit u padded to a multiple of n;
  * sizes in elements, times p, g or 4 bytes):
@@ -29,13 +33,16 @@
  *   gathered_grad  g x, stages 2-3: a ring of G full-gradient buffers of max
  *                  Φ_u (G = 1 in sync, 2 in prefetch: one written, one reduced)
  *   activation     each unit's saved activations, the two backward
- *                  gradient buffers [B*T, C], and the loss
- *   workspace      the recompute workspace; with bf16 params, the fp32
- *                  working copy of one unit (max Φ_u); with bf16 gradients,
+ *                  gradient buffers [B*T, C] (act_dtype), the loss, the
+ *                  tokens and targets
+ *   workspace      the backward/recompute workspace (act_dtype); with bf16
+ *                  params and float activations, the fp32 working copy of
+ *                  one unit (max Φ_u); with bf16 gradients,
  *                  the fp32 gradient the backward writes (max Φ_u) and the
  *                  fp32 reduced shard AdamW reads (max Φ_u/n; stage 0 max Φ_u)
  * Forward and backward read the gathered buffer (stage 3) or the full
- * parameters (stages 0-2), through the fp32 working copy when p = 2. The
+ * parameters (stages 0-2), through the fp32 working copy when the params
+ * are bf16 and the activations float. The
  * engine keeps fp32 master weights apart from the compute-dtype parameters
  * even when both are fp32 (CPU), so the memory ledger has DESIGN.md §4's
  * shape (p = g = 4, k = 12 for float; p = g = 2 for bf16). After AdamW the
@@ -66,6 +73,8 @@ typedef struct zb_engine_cfg {
     zb_adamw_cfg opt;
     zb_dtype param_dtype; /* compute-dtype params: ZB_DTYPE_F32 (0) or ZB_DTYPE_BF16 */
     zb_dtype grad_dtype;  /* gradients as reduced: ZB_DTYPE_F32 or ZB_DTYPE_BF16 */
+    zb_dtype act_dtype;   /* activations (and params as read): float, or bf16
+                             with param_dtype bf16 */
 } zb_engine_cfg;
 
 typedef struct zb_engine zb_engine;

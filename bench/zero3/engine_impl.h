@@ -30,20 +30,21 @@ struct zb_engine {
      * gslot ring cfg.grad_dtype elements; master, m, v are fp32. */
     void **param, **grad;
     float **master, **m, **v;
-    size_t psize, gsize; /* bytes of a param and of a gradient element */
+    size_t psize, gsize, asize; /* bytes of a param, gradient, activation element */
 
     int n_pslots, n_gslots; /* gathered param / gathered grad rings */
     void *pslot[ZB_ENGINE_MAX_PSLOTS];
     void *gslot[ZB_ENGINE_GSLOTS];
     /* ZB_MEM_WORKSPACE, only when the dtype is bf16 (else NULL):
-     * wparam [max_padded] the fp32 copy of the unit in use (param bf16),
+     * wparam [max_padded] the fp32 copy of the unit in use (param bf16,
+     * activations float),
      * wgrad [max_padded] the fp32 gradient the backward writes, and
      * wred [max shard] the reduced shard widened for AdamW (grad bf16). */
     float *wparam, *wgrad, *wred;
 
     zb_unit_acts *acts; /* [n_units] */
     zb_unit_workspace ws;
-    float *dx[2];        /* backward gradient ping-pong [N, C] */
+    void *dx[2];         /* backward gradient ping-pong [N, C], act dtype */
     float *loss_dev;     /* [1] */
     int32_t *tokens_dev, *targets_dev;
     int32_t *tokens_host, *targets_host;

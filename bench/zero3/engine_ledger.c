@@ -11,7 +11,7 @@
 typedef struct ledger_shape {
     int stage, n, n_units, n_pslots, n_gslots;
     size_t sum_padded, max_padded, max_opt; /* max_opt: largest optimizer range */
-    size_t p, g;                            /* bytes of a param, of a gradient */
+    size_t p, g, a;                         /* bytes of a param, gradient, activation */
 } ledger_shape;
 
 static void peaks_of(const zb_engine_cfg *cfg, const ledger_shape *s, size_t peak[ZB_MEM_TAG_COUNT]) {
@@ -24,14 +24,16 @@ static void peaks_of(const zb_engine_cfg *cfg, const ledger_shape *s, size_t pea
     if (s->stage == 3) peak[ZB_MEM_GATHERED_PARAM] = p * (size_t)s->n_pslots * s->max_padded;
     if (!zb_engine_full_grads(s->stage)) peak[ZB_MEM_GATHERED_GRAD] = g * (size_t)s->n_gslots * s->max_padded;
     size_t acts = 0, tokens = (size_t)mc->batch * (size_t)mc->seq;
-    for (int u = 0; u < s->n_units; u++) acts += zb_unit_acts_bytes(mc, u, mc->batch, !cfg->recompute);
-    acts += 2 * tokens * (size_t)mc->dim * f; /* backward gradient ping-pong */
+    for (int u = 0; u < s->n_units; u++) {
+        acts += zb_unit_acts_bytes(mc, u, mc->batch, !cfg->recompute, cfg->act_dtype);
+    }
+    acts += 2 * tokens * (size_t)mc->dim * s->a; /* backward gradient ping-pong */
     acts += f;                                /* the loss */
     acts += 2 * tokens * sizeof(int32_t);     /* tokens and targets */
     peak[ZB_MEM_ACTIVATION] = acts;
-    peak[ZB_MEM_WORKSPACE] = zb_unit_workspace_bytes(mc, mc->batch, cfg->recompute);
+    peak[ZB_MEM_WORKSPACE] = zb_unit_workspace_bytes(mc, mc->batch, cfg->recompute, cfg->act_dtype);
     /* fp32 working buffers of the bf16 paths (engine.h). */
-    if (p != f) peak[ZB_MEM_WORKSPACE] += f * s->max_padded;
+    if (p != s->a) peak[ZB_MEM_WORKSPACE] += f * s->max_padded;
     if (g != f) peak[ZB_MEM_WORKSPACE] += f * (s->max_padded + s->max_opt);
 }
 
@@ -44,6 +46,7 @@ static void shape_of(const zb_engine_cfg *cfg, int n_ranks, ledger_shape *s) {
     s->n_gslots = prefetch ? ZB_ENGINE_GSLOTS : 1;
     s->p = zb_dtype_size(cfg->param_dtype);
     s->g = zb_dtype_size(cfg->grad_dtype);
+    s->a = zb_dtype_size(cfg->act_dtype);
     s->sum_padded = s->max_padded = s->max_opt = 0;
     for (int u = 0; u < s->n_units; u++) {
         size_t numel = zb_model_unit_numel(&cfg->model, u), nn = (size_t)n_ranks;

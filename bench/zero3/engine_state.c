@@ -125,7 +125,7 @@ static zb_status alloc_buffers(zb_engine *e) {
             ZB_TRY(zb_dev_alloc(e->dev, e->max_padded * e->gsize, ZB_MEM_GATHERED_GRAD, &e->gslot[s]));
         }
     }
-    if (e->cfg.param_dtype != ZB_DTYPE_F32) {
+    if (e->cfg.param_dtype != e->cfg.act_dtype) {
         ZB_TRY(alloc_f32(e, e->max_padded, ZB_MEM_WORKSPACE, &e->wparam));
     }
     if (e->cfg.grad_dtype != ZB_DTYPE_F32) {
@@ -139,12 +139,12 @@ static zb_status alloc_buffers(zb_engine *e) {
     }
     for (int u = 0; u < e->n_units; u++) {
         bool keep = !e->cfg.recompute;
-        ZB_TRY(zb_unit_acts_alloc(e->dev, mc, u, e->B, keep, &e->acts[u]));
+        ZB_TRY(zb_unit_acts_alloc(e->dev, mc, u, e->B, keep, e->cfg.act_dtype, &e->acts[u]));
     }
-    ZB_TRY(zb_unit_workspace_alloc(e->dev, mc, e->B, e->cfg.recompute, &e->ws));
+    ZB_TRY(zb_unit_workspace_alloc(e->dev, mc, e->B, e->cfg.recompute, e->cfg.act_dtype, &e->ws));
     size_t nc = (size_t)e->N * (size_t)mc->dim;
-    ZB_TRY(alloc_f32(e, nc, ZB_MEM_ACTIVATION, &e->dx[0]));
-    ZB_TRY(alloc_f32(e, nc, ZB_MEM_ACTIVATION, &e->dx[1]));
+    ZB_TRY(zb_dev_alloc(e->dev, nc * e->asize, ZB_MEM_ACTIVATION, &e->dx[0]));
+    ZB_TRY(zb_dev_alloc(e->dev, nc * e->asize, ZB_MEM_ACTIVATION, &e->dx[1]));
     ZB_TRY(alloc_f32(e, 1, ZB_MEM_ACTIVATION, &e->loss_dev));
     size_t tok_bytes = (size_t)e->N * sizeof(int32_t);
     ZB_TRY(zb_dev_alloc(e->dev, tok_bytes, ZB_MEM_ACTIVATION, (void **)&e->tokens_dev));
@@ -179,6 +179,11 @@ zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *co
     bool dt_ok = (cfg->param_dtype == ZB_DTYPE_F32 || cfg->param_dtype == ZB_DTYPE_BF16) &&
                  (cfg->grad_dtype == ZB_DTYPE_F32 || cfg->grad_dtype == ZB_DTYPE_BF16);
     if (!dt_ok) return ZB_FAIL(ZB_ERR_INVALID, "engine: param and grad-reduce dtypes must be float or bf16");
+    if (cfg->act_dtype != ZB_DTYPE_F32 && cfg->act_dtype != cfg->param_dtype) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--act-dtype %s needs --param-dtype %s (the math reads the "
+                       "parameters in the activations' dtype)", zb_dtype_name(cfg->act_dtype),
+                       zb_dtype_name(cfg->act_dtype));
+    }
     const zb_kernels *k = zb_kernels_for(dev);
     if (!k) return ZB_ERR_UNSUPPORTED;
     zb_engine *e = (zb_engine *)calloc(1, sizeof *e);
@@ -191,6 +196,7 @@ zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *co
     e->k = k;
     e->psize = zb_dtype_size(cfg->param_dtype);
     e->gsize = zb_dtype_size(cfg->grad_dtype);
+    e->asize = zb_dtype_size(cfg->act_dtype);
     e->rank = comm->rank;
     e->n = comm->n_ranks;
     e->n_units = zb_model_n_units(&cfg->model);

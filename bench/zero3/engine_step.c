@@ -72,20 +72,21 @@ static zb_status issue_gather(zb_engine *e, int use) {
     return st;
 }
 
-/* The fp32 parameters compute reads at `use`, after waiting for their
- * gather; bf16 params are first cast into the fp32 working copy. */
-static zb_status params_for_use(zb_engine *e, int use, const float **out) {
+/* The parameters compute reads at `use` (in the activations' dtype), after
+ * waiting for their gather; bf16 params under float activations are first
+ * cast into the fp32 working copy. */
+static zb_status params_for_use(zb_engine *e, int use, const void **out) {
     int u = unit_of_use(e, use);
     const void *src = e->param[u];
     if (e->cfg.stage == 3) {
         ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gathered[use]));
         src = e->pslot[pslot_of_use(e, use)];
     }
-    if (e->cfg.param_dtype == ZB_DTYPE_F32) {
-        *out = (const float *)src;
+    if (e->cfg.param_dtype == e->cfg.act_dtype) {
+        *out = src;
         return ZB_OK;
     }
-    zb_kcall kc = {e->cs, "param_cast", u};
+    zb_kcall kc = {e->cs, "param_cast", u, ZB_DTYPE_F32};
     ZB_TRY(e->k->cast(&kc, e->wparam, ZB_DTYPE_F32, src, e->cfg.param_dtype, e->layouts[u].numel));
     *out = e->wparam;
     return ZB_OK;
@@ -101,6 +102,7 @@ static zb_unit_ctx unit_ctx(zb_engine *e) {
     c.cfg = &e->cfg.model;
     c.k = e->k;
     c.stream = e->cs;
+    c.dtype = e->cfg.act_dtype;
     c.B = e->B;
     c.tokens = e->tokens_dev;
     c.targets = e->targets_dev;
@@ -111,11 +113,11 @@ static zb_unit_ctx unit_ctx(zb_engine *e) {
 }
 
 static zb_status compute_forward_ops(zb_engine *e, int u) {
-    const float *params = NULL;
+    const void *params = NULL;
     ZB_TRY(params_for_use(e, u, &params));
     zb_unit_ctx c = unit_ctx(e);
-    const float *x_in = u == 0 ? NULL : e->acts[u - 1].out;
-    float *x_out = u == e->n_units - 1 ? NULL : e->acts[u].out;
+    const void *x_in = u == 0 ? NULL : e->acts[u - 1].out;
+    void *x_out = u == e->n_units - 1 ? NULL : e->acts[u].out;
     ZB_TRY(zb_unit_forward(&c, u, params, x_in, x_out, &e->acts[u]));
     return release_params(e, u);
 }
@@ -144,7 +146,7 @@ static float *grad_f32_target(zb_engine *e, int j, int u) {
 
 static zb_status compute_backward_ops(zb_engine *e, int use) {
     int j = use - e->n_units, u = unit_of_use(e, use);
-    const float *params = NULL;
+    const void *params = NULL;
     ZB_TRY(params_for_use(e, use, &params));
     if (!zb_engine_full_grads(e->cfg.stage)) {
         ZB_TRY(ops(e)->stream_wait_event(e->cs, e->ev_gslot_free[j % e->n_gslots]));
@@ -158,8 +160,8 @@ static zb_status compute_backward_ops(zb_engine *e, int use) {
         ZB_TRY(e->k->fill(&kc, grad_f32_target(e, j, u) + numel, 0.0f, e->padded[u] - numel));
     }
     zb_unit_ctx c = unit_ctx(e);
-    const float *dx_out = j == 0 ? NULL : e->dx[(j - 1) % 2];
-    float *dx_in = u == 0 ? NULL : e->dx[j % 2];
+    const void *dx_out = j == 0 ? NULL : e->dx[(j - 1) % 2];
+    void *dx_in = u == 0 ? NULL : e->dx[j % 2];
     ZB_TRY(zb_unit_backward(&c, u, params, &e->acts[u], dx_out, dx_in, grad_f32_target(e, j, u)));
     if (!grads_f32(e)) {
         zb_kcall kc = {e->cs, "grad_cast", u};

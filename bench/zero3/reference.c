@@ -90,9 +90,9 @@ static zb_status ref_setup(ref_state *r) {
         zb_model_init_unit(c, u, r->p[u], 0, n); /* cpu: device memory is host memory */
         ZB_TRY(r->k->fill(&kc, r->m[u], 0.0f, n));
         ZB_TRY(r->k->fill(&kc, r->v[u], 0.0f, n));
-        ZB_TRY(zb_unit_acts_alloc(r->dev, c, u, c->batch, true, &r->acts[u]));
+        ZB_TRY(zb_unit_acts_alloc(r->dev, c, u, c->batch, true, ZB_DTYPE_F32, &r->acts[u]));
     }
-    ZB_TRY(zb_unit_workspace_alloc(r->dev, c, c->batch, false, &r->ws));
+    ZB_TRY(zb_unit_workspace_alloc(r->dev, c, c->batch, false, ZB_DTYPE_F32, &r->ws));
     ZB_TRY(alloc_f(r, N * (size_t)c->dim, ZB_MEM_ACTIVATION, &r->dx));
     void *p = NULL;
     ZB_TRY(zb_dev_alloc(r->dev, N * sizeof(int32_t), ZB_MEM_ACTIVATION, &p));
@@ -126,7 +126,7 @@ static zb_status ref_step(ref_state *r, int t, const zb_adamw_cfg *opt, float *l
     ctx.ws = &r->ws;
     int U = r->n_units;
     for (int u = 0; u < U; u++) {
-        const float *x_in = u == 0 ? NULL : r->acts[u - 1].out;
+        const void *x_in = u == 0 ? NULL : r->acts[u - 1].out;
         ZB_TRY(zb_unit_forward(&ctx, u, r->p[u], x_in, r->acts[u].out, &r->acts[u]));
     }
     /* backward: one gradient buffer serves as dx_out and dx_in */

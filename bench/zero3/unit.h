@@ -59,6 +59,14 @@
  * backward; after its backward, its params, acts, its x_in (the previous
  * unit's out) and dx_out are dead.
  *
+ * Storage dtype: ctx->dtype (fp32, or bf16 for mixed precision) is the
+ * dtype of the params, x_in/x_out/dx_out/dx_in and every activation and
+ * workspace slice typed `void *` below; the per-row statistics (rstd, lse),
+ * the loss and the parameter gradients `grads` are always fp32 (the weight
+ * GEMMs write fp32 C behind bf16 inputs, kernels.h's conventions for the
+ * norm and embedding gradients). Acts and workspace are allocated for one
+ * dtype and used only with it.
+ *
  * Trace: every op carries the unit; labels read "fwd.<op>" (forward),
  * "re.<op>" (backward's recomputation), "bwd.<op>", "bwd.dw.<weight>" and
  * "bwd.dx.<weight>" (backward). */
@@ -77,37 +85,39 @@
 extern "C" {
 #endif
 
-/* A layer's saved intermediates; all [N, *] row-major. */
+/* A layer's saved intermediates; all [N, *] row-major; void * slices hold
+ * the storage dtype, float * ones fp32. */
 typedef struct zb_layer_saved {
-    float *xn1;   /* [N, C] */
+    void *xn1;    /* [N, C] */
     float *rstd1; /* [N] */
-    float *q;     /* [N, HD] = [B, T, H, D], after RoPE */
-    float *k;     /* [N, KD] = [B, T, KVH, D], after RoPE */
-    float *v;     /* [N, KD] */
-    float *probs; /* [B, H, T, T] */
-    float *att;   /* [N, HD] attention output before wo */
-    float *h;     /* [N, C] residual after attention */
-    float *xn2;   /* [N, C] */
+    void *q;      /* [N, HD] = [B, T, H, D], after RoPE */
+    void *k;      /* [N, KD] = [B, T, KVH, D], after RoPE */
+    void *v;      /* [N, KD] */
+    void *probs;  /* [B, H, T, T] */
+    void *att;    /* [N, HD] attention output before wo */
+    void *h;      /* [N, C] residual after attention */
+    void *xn2;    /* [N, C] */
     float *rstd2; /* [N] */
-    float *gate;  /* [N, F] */
-    float *up;    /* [N, F] */
-    float *act;   /* [N, F] silu(gate) * up */
+    void *gate;   /* [N, F] */
+    void *up;     /* [N, F] */
+    void *act;    /* [N, F] silu(gate) * up */
 } zb_layer_saved;
 
 typedef struct zb_head_saved {
-    float *xn;     /* [N, C] */
-    float *rstd;   /* [N] */
-    float *logits; /* [N, V]; dlogits after backward */
-    float *lse;    /* [N] */
+    void *xn;     /* [N, C] */
+    float *rstd;  /* [N] */
+    void *logits; /* [N, V]; dlogits after backward */
+    float *lse;   /* [N] */
 } zb_head_saved;
 
 typedef struct zb_unit_acts {
     int unit;
     zb_unit_kind kind;
     int B;
+    zb_dtype dtype;     /* storage of the void * slices */
     bool keep;          /* a layer's intermediates live here (not recomputed) */
-    float *out;         /* [N, C] embedding and layers; NULL for the head */
-    const float *x_in;  /* borrowed by forward, read by backward */
+    void *out;          /* [N, C] embedding and layers; NULL for the head */
+    const void *x_in;   /* borrowed by forward, read by backward */
     zb_layer_saved layer; /* layers with keep */
     zb_head_saved head;   /* the head */
     void *block;        /* the one device allocation */
@@ -116,11 +126,12 @@ typedef struct zb_unit_acts {
 
 typedef struct zb_unit_workspace {
     int B;
+    zb_dtype dtype;    /* storage of the slices */
     bool recompute;    /* holds a layer's intermediates (re) too */
-    float *d_f[2];     /* [N, F] */
-    float *d_c[2];     /* [N, C] */
-    float *d_hd[2];    /* [N, HD] */
-    float *d_kd[2];    /* [N, KD] */
+    void *d_f[2];      /* [N, F] */
+    void *d_c[2];      /* [N, C] */
+    void *d_hd[2];     /* [N, HD] */
+    void *d_kd[2];     /* [N, KD] */
     zb_layer_saved re; /* recompute region; all NULL without recompute */
     void *block;
     size_t bytes;
@@ -131,6 +142,7 @@ typedef struct zb_unit_ctx {
     const zb_model_cfg *cfg;
     const zb_kernels *k;
     zb_stream *stream;       /* all ops go here; its device runs the gemms */
+    zb_dtype dtype;          /* storage of params and activations */
     int B;                   /* sequences in this call */
     const int32_t *tokens;   /* device [N]: embedding forward and backward */
     const int32_t *targets;  /* device [N]: head forward and backward */
@@ -144,11 +156,12 @@ typedef struct zb_unit_ctx {
 /* Bytes of one unit's activations (what zb_unit_acts_alloc takes), and of
  * the workspace; for planners as well. keep_intermediates matters for
  * layers only. */
-size_t zb_unit_acts_bytes(const zb_model_cfg *cfg, int unit, int B, bool keep_intermediates);
-size_t zb_unit_workspace_bytes(const zb_model_cfg *cfg, int B, bool recompute);
+size_t zb_unit_acts_bytes(const zb_model_cfg *cfg, int unit, int B, bool keep_intermediates,
+                          zb_dtype dtype);
+size_t zb_unit_workspace_bytes(const zb_model_cfg *cfg, int B, bool recompute, zb_dtype dtype);
 
 zb_status zb_unit_acts_alloc(zb_device *dev, const zb_model_cfg *cfg, int unit, int B,
-                             bool keep_intermediates, zb_unit_acts *out);
+                             bool keep_intermediates, zb_dtype dtype, zb_unit_acts *out);
 /* Frees the device memory (safe on a zeroed struct). The caller makes sure
  * the stream no longer uses it. */
 void zb_unit_acts_free(zb_device *dev, zb_unit_acts *acts);
@@ -156,20 +169,20 @@ void zb_unit_acts_free(zb_device *dev, zb_unit_acts *acts);
 /* recompute: also room for one layer's intermediates (needed as soon as
  * any layer's acts are allocated without keep_intermediates). */
 zb_status zb_unit_workspace_alloc(zb_device *dev, const zb_model_cfg *cfg, int B, bool recompute,
-                                  zb_unit_workspace *out);
+                                  zb_dtype dtype, zb_unit_workspace *out);
 void zb_unit_workspace_free(zb_device *dev, zb_unit_workspace *ws);
 
 /* Issues unit `unit`'s forward. x_in [N, C] (NULL for the embedding);
  * x_out [N, C] (NULL for the head); acts from zb_unit_acts_alloc for this
  * unit and ctx->B. */
-zb_status zb_unit_forward(const zb_unit_ctx *ctx, int unit, const float *params, const float *x_in,
-                          float *x_out, zb_unit_acts *acts);
+zb_status zb_unit_forward(const zb_unit_ctx *ctx, int unit, const void *params, const void *x_in,
+                          void *x_out, zb_unit_acts *acts);
 
 /* Issues unit `unit`'s backward: dx_out [N, C] the gradient with respect to
  * the unit's output (NULL for the head), dx_in [N, C] the gradient with
  * respect to its input (NULL for the embedding), grads [numel] overwritten. */
-zb_status zb_unit_backward(const zb_unit_ctx *ctx, int unit, const float *params,
-                           zb_unit_acts *acts, const float *dx_out, float *dx_in, float *grads);
+zb_status zb_unit_backward(const zb_unit_ctx *ctx, int unit, const void *params,
+                           zb_unit_acts *acts, const void *dx_out, void *dx_in, float *grads);
 
 /* Forward FLOPs of one unit for B sequences: 2 * N * (matmul parameters of
  * the unit) + 4 * B * H * T * T * D for a layer's attention (the full

@@ -7,20 +7,21 @@
 
 #include "unit_impl.h"
 
-/* dW [rows, cols] = dy [N, rows]^T x [N, cols] (written). */
+/* dW [rows, cols] = dy [N, rows]^T x [N, cols] (written, fp32 whatever
+ * the storage dtype: parameter gradients are fp32). */
 static zb_status grad_w(const zb_unit_ctx *c, int unit, const char *label, int rows, int cols,
-                        int N, const float *dy, const float *x, float *dw) {
-    return zb_unit_gemm(c, unit, label, true, false, rows, cols, N, dy, x, dw, 0.0f);
+                        int N, const void *dy, const void *x, float *dw) {
+    return zb_unit_gemm(c, unit, label, true, false, rows, cols, N, dy, x, dw, 0.0f, true);
 }
 
 /* dx [N, cols] (+)= dy [N, rows] W [rows, cols]; beta 0 writes, 1 adds. */
 static zb_status grad_x(const zb_unit_ctx *c, int unit, const char *label, int rows, int cols,
-                        int N, const float *dy, const float *w, float *dx, float beta) {
-    return zb_unit_gemm(c, unit, label, false, false, N, cols, rows, dy, w, dx, beta);
+                        int N, const void *dy, const void *w, void *dx, float beta) {
+    return zb_unit_gemm(c, unit, label, false, false, N, cols, rows, dy, w, dx, beta, false);
 }
 
-static zb_status layer_backward(const zb_unit_ctx *c, int unit, const float *params,
-                                zb_unit_acts *a, const float *dy, float *dx_in, float *grads) {
+static zb_status layer_backward(const zb_unit_ctx *c, int unit, const void *params,
+                                zb_unit_acts *a, const void *dy, void *dx_in, float *grads) {
     const zb_model_cfg *m = c->cfg;
     const zb_kernels *K = c->k;
     zb_unit_workspace *ws = c->ws;
@@ -30,11 +31,11 @@ static zb_status layer_backward(const zb_unit_ctx *c, int unit, const float *par
     float theta = (float)m->rope_theta;
     zb_unit_layout L;
     zb_model_unit_layout(m, unit, &L);
-    const float *w[ZB_UNIT_MAX_TENSORS];
-    zb_unit_tensors(m, unit, params, w);
+    const void *w[ZB_UNIT_MAX_TENSORS];
+    zb_unit_tensors(m, unit, params, c->dtype, w);
     float *g[ZB_UNIT_MAX_TENSORS];
     for (int i = 0; i < L.n_tensors; i++) g[i] = grads + L.tensors[i].offset;
-    const float *x_in = a->x_in;
+    const void *x_in = a->x_in;
     const zb_layer_saved *s = a->keep ? &a->layer : &ws->re;
     zb_kcall kc;
 
@@ -45,14 +46,14 @@ static zb_status layer_backward(const zb_unit_ctx *c, int unit, const float *par
     ZB_TRY(K->fill(&kc, g[ZB_LAYER_FFN_NORM], 0.0f, (size_t)C));
 
     /* ffn: x_out = h + act w_down^T; act = silu(gate) * up */
-    float *d_act = ws->d_f[0], *d_gate = ws->d_f[1], *d_up = ws->d_f[0];
+    void *d_act = ws->d_f[0], *d_gate = ws->d_f[1], *d_up = ws->d_f[0];
     ZB_TRY(grad_w(c, unit, "bwd.dw.w_down", C, F, N, dy, s->act, g[ZB_LAYER_W_DOWN]));
     ZB_TRY(grad_x(c, unit, "bwd.dx.w_down", C, F, N, dy, w[ZB_LAYER_W_DOWN], d_act, 0.0f));
     kc = zb_unit_kcall(c, unit, "bwd.swiglu");
     ZB_TRY(K->swiglu_bwd(&kc, d_gate, d_up, d_act, s->gate, s->up, NF)); /* d_up over d_act */
     ZB_TRY(grad_w(c, unit, "bwd.dw.w_gate", F, C, N, d_gate, s->xn2, g[ZB_LAYER_W_GATE]));
     ZB_TRY(grad_w(c, unit, "bwd.dw.w_up", F, C, N, d_up, s->xn2, g[ZB_LAYER_W_UP]));
-    float *d_xn2 = ws->d_c[0], *d_h = ws->d_c[1];
+    void *d_xn2 = ws->d_c[0], *d_h = ws->d_c[1];
     ZB_TRY(grad_x(c, unit, "bwd.dx.w_gate", F, C, N, d_gate, w[ZB_LAYER_W_GATE], d_xn2, 0.0f));
     ZB_TRY(grad_x(c, unit, "bwd.dx.w_up", F, C, N, d_up, w[ZB_LAYER_W_UP], d_xn2, 1.0f));
     kc = zb_unit_kcall(c, unit, "bwd.ffn_norm");
@@ -63,7 +64,7 @@ static zb_status layer_backward(const zb_unit_ctx *c, int unit, const float *par
     ZB_TRY(K->residual_fwd(&kc, d_h, dy, d_xn2, NC));
 
     /* attention: h = x_in + att wo^T */
-    float *d_att = ws->d_hd[0], *d_q = ws->d_hd[1], *d_k = ws->d_kd[0], *d_v = ws->d_kd[1];
+    void *d_att = ws->d_hd[0], *d_q = ws->d_hd[1], *d_k = ws->d_kd[0], *d_v = ws->d_kd[1];
     ZB_TRY(grad_w(c, unit, "bwd.dw.wo", C, HD, N, d_h, s->att, g[ZB_LAYER_WO]));
     ZB_TRY(grad_x(c, unit, "bwd.dx.wo", C, HD, N, d_h, w[ZB_LAYER_WO], d_att, 0.0f));
     kc = zb_unit_kcall(c, unit, "bwd.attention");
@@ -76,7 +77,7 @@ static zb_status layer_backward(const zb_unit_ctx *c, int unit, const float *par
     ZB_TRY(grad_w(c, unit, "bwd.dw.wq", HD, C, N, d_q, s->xn1, g[ZB_LAYER_WQ]));
     ZB_TRY(grad_w(c, unit, "bwd.dw.wk", KD, C, N, d_k, s->xn1, g[ZB_LAYER_WK]));
     ZB_TRY(grad_w(c, unit, "bwd.dw.wv", KD, C, N, d_v, s->xn1, g[ZB_LAYER_WV]));
-    float *d_xn1 = ws->d_c[0];
+    void *d_xn1 = ws->d_c[0];
     ZB_TRY(grad_x(c, unit, "bwd.dx.wq", HD, C, N, d_q, w[ZB_LAYER_WQ], d_xn1, 0.0f));
     ZB_TRY(grad_x(c, unit, "bwd.dx.wk", KD, C, N, d_k, w[ZB_LAYER_WK], d_xn1, 1.0f));
     ZB_TRY(grad_x(c, unit, "bwd.dx.wv", KD, C, N, d_v, w[ZB_LAYER_WV], d_xn1, 1.0f));
@@ -88,14 +89,14 @@ static zb_status layer_backward(const zb_unit_ctx *c, int unit, const float *par
     return K->residual_fwd(&kc, dx_in, d_h, d_xn1, NC);
 }
 
-static zb_status head_backward(const zb_unit_ctx *c, int unit, const float *params,
-                               zb_unit_acts *a, float *dx_in, float *grads) {
+static zb_status head_backward(const zb_unit_ctx *c, int unit, const void *params,
+                               zb_unit_acts *a, void *dx_in, float *grads) {
     const zb_model_cfg *m = c->cfg;
     int N = c->B * m->seq, C = m->dim, V = m->vocab;
     zb_unit_layout L;
     zb_model_unit_layout(m, unit, &L);
-    const float *w[ZB_UNIT_MAX_TENSORS];
-    zb_unit_tensors(m, unit, params, w);
+    const void *w[ZB_UNIT_MAX_TENSORS];
+    zb_unit_tensors(m, unit, params, c->dtype, w);
     float *g_norm = grads + L.tensors[ZB_HEAD_NORM].offset;
     float *g_head = grads + L.tensors[ZB_HEAD_LM_HEAD].offset;
     zb_head_saved *s = &a->head;
@@ -106,14 +107,14 @@ static zb_status head_backward(const zb_unit_ctx *c, int unit, const float *para
     ZB_TRY(c->k->cross_entropy_bwd(&kc, s->logits, s->logits, s->lse, c->targets, N, V,
                                    c->dloss_scale));
     ZB_TRY(grad_w(c, unit, "bwd.dw.lm_head", V, C, N, s->logits, s->xn, g_head));
-    float *d_xn = c->ws->d_c[0];
+    void *d_xn = c->ws->d_c[0];
     ZB_TRY(grad_x(c, unit, "bwd.dx.lm_head", V, C, N, s->logits, w[ZB_HEAD_LM_HEAD], d_xn, 0.0f));
     kc = zb_unit_kcall(c, unit, "bwd.final_norm");
     return c->k->rmsnorm_bwd(&kc, dx_in, g_norm, d_xn, a->x_in, w[ZB_HEAD_NORM], s->rstd, N, C);
 }
 
-zb_status zb_unit_backward(const zb_unit_ctx *c, int unit, const float *params,
-                           zb_unit_acts *acts, const float *dx_out, float *dx_in, float *grads) {
+zb_status zb_unit_backward(const zb_unit_ctx *c, int unit, const void *params,
+                           zb_unit_acts *acts, const void *dx_out, void *dx_in, float *grads) {
     ZB_TRY(zb_unit_check(c, unit, acts, "unit backward"));
     zb_unit_kind kind = zb_model_unit_kind(c->cfg, unit);
     if (!params || !grads || (kind != ZB_UNIT_HEAD && !dx_out) ||

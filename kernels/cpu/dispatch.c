@@ -2,7 +2,10 @@
  * into a heap-allocated record and enqueues one host function on the stream
  * (device launch_host); the function runs the fp32 reference kernel
  * (zb_cpu_kernels.h) on the stream's thread, in stream order, and the
- * cleanup callback frees the record.
+ * cleanup callback frees the record. With bf16 storage (c->dtype, kernels.h)
+ * the host function is the bf16 reference of bf16_stage.c instead: the same
+ * fp32 kernel on widened copies, outputs rounded once. fill, adamw and cast
+ * ignore c->dtype; any dtype other than float or bf16 is refused at issue.
  *
  * Shapes as in kernels.h: N = B*T tokens, activations [N, C], q
  * [B, T, H, D], k, v [B, T, KVH, D], probs [B, H, T, T]. On the CPU device
@@ -10,48 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bf16_stage.h"
 #include "kernels.h"
 #include "zb_cpu_kernels.h"
 
-typedef enum cpu_kop {
-    KOP_EMBEDDING_FWD,
-    KOP_EMBEDDING_BWD,
-    KOP_RMSNORM_FWD,
-    KOP_RMSNORM_BWD,
-    KOP_ROPE_FWD,
-    KOP_ROPE_BWD,
-    KOP_ATTENTION_FWD,
-    KOP_ATTENTION_BWD,
-    KOP_SWIGLU_FWD,
-    KOP_SWIGLU_BWD,
-    KOP_RESIDUAL_FWD,
-    KOP_ACCUMULATE,
-    KOP_CROSS_ENTROPY_FWD,
-    KOP_CROSS_ENTROPY_BWD,
-    KOP_ADAMW,
-    KOP_FILL,
-    KOP_CAST_F32_TO_BF16,
-    KOP_CAST_BF16_TO_F32
-} cpu_kop;
-
-/* One queued op's arguments: outputs o[], inputs in[], dimensions d[],
- * element count n, float scalars f[], step t, flag. */
-typedef struct cpu_kargs {
-    cpu_kop op;
-    float *o[3];
-    const float *in[5];
-    void *vo;        /* casts: dst */
-    const void *vin; /* casts: src */
-    const int32_t *tok;
-    int d[6];
-    size_t n;
-    float f[5];
-    int t;
-    bool flag;
-} cpu_kargs;
-
-static zb_status cpu_kernel_run(void *p) {
-    const cpu_kargs *a = (const cpu_kargs *)p;
+/* Runs the fp32 reference kernel on the record's pointers. */
+zb_status zb_cpu_kargs_run_f32(const cpu_kargs *a) {
     const int *d = a->d;
     switch (a->op) {
     case KOP_EMBEDDING_FWD: return zb_cpu_embedding_fwd(a->o[0], a->tok, a->in[0], d[0], d[1], d[2]);
@@ -84,24 +51,33 @@ static zb_status cpu_kernel_run(void *p) {
         zb_cpu_adamw(a->o[0], a->in[0], a->o[1], a->o[2], a->n, a->t, a->f[0], a->f[1], a->f[2],
                      a->f[3], a->f[4], a->flag);
         return ZB_OK;
-    case KOP_FILL:
+    case KOP_FILL: {
+        float *dst = a->o[0];
         if (a->f[0] == 0.0f) {
-            memset(a->o[0], 0, a->n * sizeof(float));
+            memset(dst, 0, a->n * sizeof(float));
         } else {
-            for (size_t i = 0; i < a->n; i++) a->o[0][i] = a->f[0];
+            for (size_t i = 0; i < a->n; i++) dst[i] = a->f[0];
         }
         return ZB_OK;
-    case KOP_CAST_F32_TO_BF16:
-        zb_cpu_f32_to_bf16((zb_bf16 *)a->vo, (const float *)a->vin, a->n);
-        return ZB_OK;
-    case KOP_CAST_BF16_TO_F32:
-        zb_cpu_bf16_to_f32((float *)a->vo, (const zb_bf16 *)a->vin, a->n);
-        return ZB_OK;
+    }
+    case KOP_CAST_F32_TO_BF16: zb_cpu_f32_to_bf16(a->o[0], a->in[0], a->n); return ZB_OK;
+    case KOP_CAST_BF16_TO_F32: zb_cpu_bf16_to_f32(a->o[0], a->in[0], a->n); return ZB_OK;
     }
     return ZB_FAIL(ZB_ERR_INTERNAL, "cpu kernels: unknown op %d", (int)a->op);
 }
 
+static zb_status cpu_kernel_run(void *p) {
+    const cpu_kargs *a = (const cpu_kargs *)p;
+    return a->dtype == ZB_DTYPE_BF16 ? zb_cpu_kargs_run_bf16(a) : zb_cpu_kargs_run_f32(a);
+}
+
 static void cpu_kernel_cleanup(void *p) { free(p); }
+
+/* fill, adamw and cast ignore c->dtype (kernels.h). */
+static bool takes_storage_dtype(cpu_kop op) {
+    return op != KOP_ADAMW && op != KOP_FILL && op != KOP_CAST_F32_TO_BF16 &&
+           op != KOP_CAST_BF16_TO_F32;
+}
 
 /* Copies *args to the heap and queues it; the record is freed by the
  * cleanup once the op ran (or was skipped on a failed stream), or here when
@@ -109,6 +85,12 @@ static void cpu_kernel_cleanup(void *p) { free(p); }
 static zb_status enqueue(const zb_kcall *c, const cpu_kargs *args, const char *name,
                          double flops) {
     if (!c || !c->stream) return ZB_FAIL(ZB_ERR_INVALID, "cpu kernels: %s without a stream", name);
+    bool storage = takes_storage_dtype(args->op);
+    if (storage && c->dtype != ZB_DTYPE_F32 && c->dtype != ZB_DTYPE_BF16) {
+        return ZB_FAIL(ZB_ERR_INVALID,
+                       "cpu kernels: %s: storage dtype %d (%s) is neither float nor bf16", name,
+                       (int)c->dtype, zb_dtype_name(c->dtype));
+    }
     zb_device *dev = c->stream->dev;
     if (!dev->ops->launch_host) {
         return ZB_FAIL(ZB_ERR_UNSUPPORTED, "cpu kernels: device '%s' cannot run host ops",
@@ -117,6 +99,8 @@ static zb_status enqueue(const zb_kcall *c, const cpu_kargs *args, const char *n
     cpu_kargs *a = (cpu_kargs *)malloc(sizeof *a);
     if (!a) return ZB_FAIL(ZB_ERR_NOMEM, "cpu kernels: out of memory queueing %s", name);
     *a = *args;
+    a->name = name;
+    a->dtype = storage ? c->dtype : ZB_DTYPE_F32;
     zb_op_info info;
     memset(&info, 0, sizeof info);
     info.kind = ZB_OP_COMPUTE;
@@ -279,7 +263,7 @@ static zb_status k_cast(const zb_kcall *c, void *dst, zb_dtype dst_type, const v
                        zb_dtype_name(src_type), zb_dtype_name(dst_type));
     }
     cpu_kargs a = kargs_of(op);
-    a.vo = dst, a.vin = src, a.n = n;
+    a.o[0] = dst, a.in[0] = src, a.n = n;
     return enqueue(c, &a, "cast", 0.0);
 }
 

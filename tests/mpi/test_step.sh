@@ -3,8 +3,10 @@
 # table and writes one JSON run per schedule with every DESIGN.md metric;
 # sync and prefetch train identically (same losses); sync shows no overlap;
 # counted comm bytes equal the formula and peak memory equals the ledger;
-# --stage all gives 8 runs; --param-dtype bf16 names its dtypes, sends half
-# the bytes and keeps the ledger exact; bad shapes, bad dtypes, a model too
+# --stage all gives 8 runs; --param-dtype bf16 (bf16 activations too, by
+# default) names its dtypes, sends half the bytes, keeps the ledger exact and
+# trains close to fp32; --act-dtype float keeps fp32 math behind bf16 params;
+# bad shapes, bad dtypes, a model too
 # large for memory and a non-finite loss end with the documented exit codes
 # and one-line messages.
 set -u
@@ -22,7 +24,9 @@ run --stage all --steps 2 --warmup 0 --recompute full --json "$tmp/all.json" >"$
 check [ $? -eq 0 ]
 run --param-dtype bf16 --mode both --steps 2 --warmup 0 --json "$tmp/bf16.json" >"$tmp/bf16.out" 2>"$tmp/bf16.err"
 check [ $? -eq 0 ]
-check grep -q "params bf16, gradients reduced in bf16" "$tmp/bf16.out"
+check grep -q "params bf16, activations bf16 (fp32 math), gradients reduced in bf16" "$tmp/bf16.out"
+run --param-dtype bf16 --act-dtype float --mode sync --steps 2 --warmup 0 --json "$tmp/bf16f.json" >"$tmp/bf16f.out" 2>&1
+check [ $? -eq 0 ]
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]
@@ -57,13 +61,24 @@ check(all(r["recompute"] == "full" and r["metrics"]["hfu_pct"] > r["metrics"]["m
 # ledger still exact, sync and prefetch still identical.
 bf = json.load(open(f"{d}/bf16.json"))["runs"]
 check([(r["param_dtype"], r["grad_reduce_dtype"]) for r in bf] == [("bf16", "bf16")] * 2, "bf16 dtype fields")
-check(all((r["param_dtype"], r["grad_reduce_dtype"]) == ("float", "float") for r in both), "float dtype fields")
+check(all((r["param_dtype"], r["grad_reduce_dtype"], r["act_dtype"]) == ("float", "float", "float") for r in both), "float dtype fields")
+check(all(r["act_dtype"] == "bf16" for r in bf), "bf16 activations by default with bf16 params")
 for r in bf:
     m = r["metrics"]
     check(m["comm_bytes_per_step"] == m["comm_bytes_formula"], f"bf16 comm bytes = formula ({r['mode']})")
     check(m["peak_mem_by_tag_bytes"] == m["ledger_by_tag_bytes"], f"bf16 peaks = ledger ({r['mode']})")
     check(2 * m["comm_bytes_per_step"] == both[0]["metrics"]["comm_bytes_per_step"], "bf16 sends half of float")
 check(bf[0]["metrics"]["loss"] == bf[1]["metrics"]["loss"], "bf16 sync and prefetch losses identical")
+bff = json.load(open(f"{d}/bf16f.json"))["runs"][0]
+check(bff["act_dtype"] == "float" and bff["param_dtype"] == "bf16", "bf16 params, float activations")
+# Same params, steps and data; only the activations' rounding differs: close
+# (measured 2e-5 relative after 2 steps on the tiny model), never equal.
+rel = abs(bf[0]["metrics"]["loss"] - bff["metrics"]["loss"]) / bff["metrics"]["loss"]
+check(0 < rel < 2e-3, f"bf16 activations: loss {bf[0]['metrics']['loss']} vs float {bff['metrics']['loss']}")
+mf = bff["metrics"]
+check(mf["peak_mem_by_tag_bytes"] == mf["ledger_by_tag_bytes"], "bf16 params + float acts: peaks = ledger")
+check(mf["peak_mem_by_tag_bytes"]["activation"] > bf[0]["metrics"]["peak_mem_by_tag_bytes"]["activation"],
+      "float activations take more memory than bf16")
 for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
@@ -84,5 +99,7 @@ expect_exit 2 "--batch" --batch 0
 expect_exit 2 "--stage" --stage 4
 expect_exit 2 "--param-dtype" --param-dtype fp16
 expect_exit 2 "--grad-reduce-dtype" --grad-reduce-dtype half
+expect_exit 2 "--act-dtype" --act-dtype half
+expect_exit 2 "--act-dtype bf16 needs --param-dtype bf16" --param-dtype float --act-dtype bf16 --steps 1
 expect_exit 1 "loss is .* at step" --lr 1e30 --steps 5 --warmup 0
 [ $fail -eq 0 ] && echo "test_step: passed" || exit 1

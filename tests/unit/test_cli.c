@@ -298,15 +298,30 @@ static void test_accepted(void) {
     OK(ARGS("step", "--model", "tiny"), &cfg);
     ZB_CHECK(cfg.command == ZB_CMD_STEP && !strcmp(cfg.model, "tiny"));
 
-    /* Mixed precision: --param-dtype (default float) and --grad-reduce-dtype
-     * (default -1: follows the param dtype); only float and bf16, step only. */
-    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_F32 && cfg.grad_reduce_dtype == -1);
+    /* Mixed precision: --param-dtype (default -1: by device), --act-dtype
+     * and --grad-reduce-dtype (default -1: follow the param dtype); only
+     * float and bf16, step only. zb_config_step_dtypes resolves them. */
+    zb_dtype pd, ad, gd;
+    ZB_CHECK(cfg.param_dtype == -1 && cfg.act_dtype == -1 && cfg.grad_reduce_dtype == -1);
+    zb_config_step_dtypes(&cfg, "cpu", &pd, &ad, &gd);
+    ZB_CHECK(pd == ZB_DTYPE_F32 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_F32);
+    zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
+    ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_BF16 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype", "bf16"), &cfg);
     ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == -1);
+    zb_config_step_dtypes(&cfg, "cpu", &pd, &ad, &gd);
+    ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_BF16 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype=bf16", "--grad-reduce-dtype", "float"), &cfg);
     ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == ZB_DTYPE_F32);
+    OK(ARGS("--param-dtype=bf16", "--act-dtype", "float"), &cfg);
+    zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
+    ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--grad-reduce-dtype", "bf16"), &cfg);
-    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_F32 && cfg.grad_reduce_dtype == ZB_DTYPE_BF16);
+    ZB_CHECK(cfg.param_dtype == -1 && cfg.grad_reduce_dtype == ZB_DTYPE_BF16);
+    OK(ARGS("--param-dtype", "float"), &cfg);
+    zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
+    ZB_CHECK(pd == ZB_DTYPE_F32 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_F32);
+    BAD(ARGS("--act-dtype", "fp16"), "--act-dtype", "accepted: float, bf16");
     BAD(ARGS("--param-dtype", "fp16"), "--param-dtype", "accepted: float, bf16");
     BAD(ARGS("--param-dtype", "bf16x"), "--param-dtype", "'bf16x'");
     BAD(ARGS("--grad-reduce-dtype", "half"), "--grad-reduce-dtype", "accepted: float, bf16");

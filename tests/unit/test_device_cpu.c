@@ -1,12 +1,14 @@
 /* The CPU device: stream FIFO order, concurrency between streams, event
  * semantics (record / wait / query / synchronize / elapsed), sticky errors,
- * timeouts, trace records, and the allocator's per-tag accounting.
+ * timeouts, trace records, GEMM (fp32 and bf16 storage, refused shapes and
+ * dtypes), and the allocator's per-tag accounting.
  * Ordering is checked from recorded sequence numbers and trace timestamps
  * (dependencies), never from how long anything took. */
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
+#include "bf16.h"
 #include "device.h"
 #include "zb_test.h"
 
@@ -288,11 +290,34 @@ static void test_copy_and_gemm(void) {
         ZB_CHECK(trace.records[1].kind == ZB_OP_COPY && trace.records[1].bytes == sizeof a);
         ZB_CHECK(trace.records[0].rank == 3);
     }
+    /* The same GEMM on bf16 storage (every value here is exact in bf16),
+     * with a bf16 C and with an fp32 C; test_kernels_bf16.c checks the
+     * bf16 path in depth. */
+    zb_bf16 ah[6], bh[6], ch[4] = {0};
+    for (int i = 0; i < 6; i++) ah[i] = zb_f32_to_bf16(a[i]), bh[i] = zb_f32_to_bf16(b[i]);
+    float cf[4] = {0};
+    zb_gemm_desc gh = g;
+    gh.a = ah, gh.b = bh, gh.c = ch, gh.dtype = ZB_DTYPE_BF16;
+    ZB_CHECK_OK(dev->ops->gemm(s, &gh, NULL));
+    gh.c = cf, gh.c_f32 = true;
+    ZB_CHECK_OK(dev->ops->gemm(s, &gh, NULL));
+    ZB_CHECK_OK(dev->ops->stream_sync(s));
+    for (int i = 0; i < 4; i++) {
+        ZB_CHECK_MSG(zb_bf16_to_f32(ch[i]) == c[i] && cf[i] == c[i],
+                     "bf16 GEMM element %d: %g (bf16 C), %g (fp32 C), want %g", i,
+                     (double)zb_bf16_to_f32(ch[i]), (double)cf[i], (double)c[i]);
+    }
+    ZB_CHECK(trace.n_records == 4);
+    if (trace.n_records == 4) ZB_CHECK(trace.records[2].flops == 24.0);
     zb_gemm_desc bad = g;
-    bad.dtype = ZB_DTYPE_BF16;
-    ZB_CHECK(dev->ops->gemm(s, &bad, NULL) == ZB_ERR_UNSUPPORTED);
+    bad.dtype = ZB_DTYPE_COUNT;
+    ZB_CHECK(dev->ops->gemm(s, &bad, NULL) == ZB_ERR_INVALID);
+    ZB_CHECK(strstr(zb_error_message(), "dtype") != NULL);
     bad = g;
     bad.k = 0;
+    ZB_CHECK(dev->ops->gemm(s, &bad, NULL) == ZB_ERR_INVALID);
+    bad = g;
+    bad.lda = 2; /* A's rows hold k = 3 elements */
     ZB_CHECK(dev->ops->gemm(s, &bad, NULL) == ZB_ERR_INVALID);
     dev->ops->stream_destroy(s);
     zb_dev_destroy(dev);
