@@ -7,11 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The C dtype of a desc: its dtype, or fp32 when c_f32. */
+static zb_dtype c_dtype_of(const zb_gemm_desc *g) {
+    return g->c_f32 ? ZB_DTYPE_F32 : g->dtype;
+}
+
 void zb_gemm_shape_text(const zb_gemm_desc *g, char *buf, size_t n) {
-    snprintf(buf, n, "%s gemm m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld trans_a=%d trans_b=%d",
-             zb_dtype_name(g->dtype), (long long)g->m, (long long)g->n, (long long)g->k,
-             (long long)g->lda, (long long)g->ldb, (long long)g->ldc, (int)g->trans_a,
-             (int)g->trans_b);
+    /* "bf16->f32" when C's dtype differs from the inputs' */
+    bool mixed = c_dtype_of(g) != g->dtype;
+    snprintf(buf, n, "%s%s gemm m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld trans_a=%d "
+             "trans_b=%d", zb_dtype_name(g->dtype), mixed ? "->f32" : "", (long long)g->m,
+             (long long)g->n, (long long)g->k, (long long)g->lda, (long long)g->ldb,
+             (long long)g->ldc, (int)g->trans_a, (int)g->trans_b);
 }
 
 zb_status zb_lt_map_gemm(const zb_gemm_desc *g, zb_lt_gemm *out) {
@@ -39,6 +46,7 @@ zb_status zb_lt_map_gemm(const zb_gemm_desc *g, zb_lt_gemm *out) {
     out->n = (uint64_t)g->m;
     out->k = (uint64_t)g->k;
     out->dtype = g->dtype;
+    out->c_dtype = c_dtype_of(g);
     /* Lt's A = the caller's B. Row-major [K,N] (or [N,K] when trans_b) is
      * column-major [N,K] (or [K,N]); Lt wants op(A) = [N,K] = op(B)^T. */
     out->a.ptr = g->b;
@@ -81,6 +89,7 @@ void zb_gemm_key_of(const zb_gemm_desc *g, zb_gemm_key *out) {
     out->trans_a = g->trans_a ? 1 : 0;
     out->trans_b = g->trans_b ? 1 : 0;
     out->dtype = (int32_t)g->dtype;
+    out->c_f32 = g->c_f32 ? 1 : 0;
     out->align_a = zb_ptr_alignment(g->a);
     out->align_b = zb_ptr_alignment(g->b);
     out->align_c = zb_ptr_alignment(g->c);
@@ -89,7 +98,8 @@ void zb_gemm_key_of(const zb_gemm_desc *g, zb_gemm_key *out) {
 bool zb_gemm_key_equal(const zb_gemm_key *x, const zb_gemm_key *y) {
     return x->m == y->m && x->n == y->n && x->k == y->k && x->lda == y->lda &&
            x->ldb == y->ldb && x->ldc == y->ldc && x->trans_a == y->trans_a &&
-           x->trans_b == y->trans_b && x->dtype == y->dtype && x->align_a == y->align_a &&
+           x->trans_b == y->trans_b && x->dtype == y->dtype && x->c_f32 == y->c_f32 &&
+           x->align_a == y->align_a &&
            x->align_b == y->align_b && x->align_c == y->align_c;
 }
 
@@ -111,7 +121,7 @@ uint64_t zb_gemm_key_hash(const zb_gemm_key *k) {
     h = zb_mix(h, (uint64_t)k->ldb);
     h = zb_mix(h, (uint64_t)k->ldc);
     h = zb_mix(h, (uint64_t)(uint32_t)k->trans_a | (uint64_t)(uint32_t)k->trans_b << 1 |
-                      (uint64_t)(uint32_t)k->dtype << 2);
+                      (uint64_t)(uint32_t)k->dtype << 2 | (uint64_t)(uint32_t)k->c_f32 << 34);
     h = zb_mix(h, (uint64_t)k->align_a | (uint64_t)k->align_b << 16 | (uint64_t)k->align_c << 32);
     return h;
 }

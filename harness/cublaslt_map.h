@@ -13,8 +13,12 @@
  *   be transposed. Likewise for A. Each Lt matrix layout is described as
  *   stored (before its op): rows x cols with leading dimension ld.
  *
+ * Dtypes. A and B are g->dtype; C (and D, in place) is g->dtype too, or
+ * fp32 when g->c_f32 (bf16 inputs, fp32 output: mixed-precision weight
+ * gradients). The mapped problem carries both: dtype (A, B) and c_dtype.
+ *
  * Cache. Algorithms from cuBLASLt's heuristic are kept per key (shape,
- * strides, transposes, dtype and the pointers' alignments, since the
+ * strides, transposes, dtype, c_f32 and the pointers' alignments, since the
  * heuristic filters algorithms by alignment) in an open-addressing hash
  * table that grows; the value is an opaque pointer owned by the cache.
  *
@@ -48,14 +52,16 @@ typedef struct zb_lt_gemm {
     zb_lt_operand a;  /* = the caller's B */
     zb_lt_operand b;  /* = the caller's A */
     zb_lt_operand c;  /* = the caller's C (also D, in place) */
-    zb_dtype dtype;
+    zb_dtype dtype;   /* of A and B */
+    zb_dtype c_dtype; /* of C and D: dtype, or fp32 when the desc's c_f32 */
 } zb_lt_gemm;
 
 /* Maps a row-major GEMM; ZB_ERR_INVALID, naming the shape, when a dimension
  * is not positive, a stride is smaller than its row, or a pointer is NULL. */
 zb_status zb_lt_map_gemm(const zb_gemm_desc *g, zb_lt_gemm *out);
 
-/* "bf16 gemm m=64 n=96 k=32 lda=32 ldb=32 ldc=96 trans_a=0 trans_b=1" */
+/* "bf16 gemm m=64 n=96 k=32 lda=32 ldb=32 ldc=96 trans_a=0 trans_b=1";
+ * with c_f32 and bf16 inputs "bf16->f32 gemm m=...". */
 void zb_gemm_shape_text(const zb_gemm_desc *g, char *buf, size_t n);
 
 /* The largest power of two dividing the address, capped at 256 (cuBLASLt's
@@ -64,7 +70,7 @@ uint32_t zb_ptr_alignment(const void *p);
 
 typedef struct zb_gemm_key {
     int64_t m, n, k, lda, ldb, ldc;
-    int32_t trans_a, trans_b, dtype;
+    int32_t trans_a, trans_b, dtype, c_f32;
     uint32_t align_a, align_b, align_c;
 } zb_gemm_key;
 

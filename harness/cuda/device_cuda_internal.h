@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include <cuda_runtime_api.h>
+#include <library_types.h>
 
 #include "cuda_backend.h"
 #include "device.h"
@@ -115,5 +116,11 @@ void zb_cublaslt_destroy(zb_cublaslt *lt);
 zb_status zb_cublaslt_gemm(zb_cublaslt *lt, int rank, cudaStream_t stream, void *workspace,
                            size_t workspace_bytes, const zb_gemm_desc *g);
 void zb_cublaslt_cache_stats(zb_cublaslt *lt, size_t *entries, uint64_t *hits, uint64_t *misses);
+
+/* The cuBLASLt layout type of a (validated) zb_dtype, for the cached and
+ * the direct GEMM alike: bf16 -> CUDA_R_16BF, fp32 -> CUDA_R_32F. */
+static inline cudaDataType_t zb_lt_cuda_type(zb_dtype t) {
+    return t == ZB_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
 
 #endif

@@ -3,10 +3,12 @@
  * Row-major zb_gemm_desc C[M,N] = alpha op(A)[M,K] op(B)[K,N] + beta C is
  * run as cuBLASLt's column-major C^T = op(B)^T op(A)^T (the mapping and its
  * reasoning: harness/cublaslt_map.h). Dtypes: fp32 (CUBLAS_COMPUTE_32F, no
- * TF32) and bf16 inputs and output with fp32 accumulate (CUBLAS_COMPUTE_32F,
- * scale type fp32); alpha and beta are host floats. In place: D = C.
+ * TF32); bf16 inputs and output with fp32 accumulate (CUBLAS_COMPUTE_32F,
+ * scale type fp32); bf16 inputs with an fp32 C and D (the desc's c_f32:
+ * same compute and scale types, C/D layouts CUDA_R_32F), a combination
+ * cublasLtMatmul supports. alpha and beta are host floats. In place: D = C.
  *
- * Per key (shape, strides, transposes, dtype, pointer alignments) a "plan"
+ * Per key (shape, strides, transposes, dtype, c_f32, pointer alignments) a "plan"
  * is built once: the matmul descriptor, the three layouts and the algorithm
  * cuBLASLt's heuristic picks for a 32 MiB workspace; later GEMMs of the same
  * key only call cublasLtMatmul. The workspace is the calling stream's (the
@@ -116,7 +118,7 @@ static zb_status plan_pick_algo(zb_cublaslt *lt, lt_plan *p, const zb_gemm_key *
 
 static zb_status plan_build(zb_cublaslt *lt, const zb_lt_gemm *m, const zb_gemm_key *key, int rank,
                             const char *shape, lt_plan *p) {
-    cudaDataType_t t = m->dtype == ZB_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cudaDataType_t t = zb_lt_cuda_type(m->dtype), tc = zb_lt_cuda_type(m->c_dtype);
     LT_TRY(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = m->a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = m->b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -124,7 +126,7 @@ static zb_status plan_build(zb_cublaslt *lt, const zb_lt_gemm *m, const zb_gemm_
     LT_TRY(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     LT_TRY(cublasLtMatrixLayoutCreate(&p->a, t, m->a.rows, m->a.cols, m->a.ld));
     LT_TRY(cublasLtMatrixLayoutCreate(&p->b, t, m->b.rows, m->b.cols, m->b.ld));
-    LT_TRY(cublasLtMatrixLayoutCreate(&p->c, t, m->c.rows, m->c.cols, m->c.ld));
+    LT_TRY(cublasLtMatrixLayoutCreate(&p->c, tc, m->c.rows, m->c.cols, m->c.ld));
     return plan_pick_algo(lt, p, key, rank, shape);
 }
 

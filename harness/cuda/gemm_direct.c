@@ -6,8 +6,8 @@
  *     32 MiB workspace (cudaMalloc, freed after), all on the device's GPU;
  *   - the matmul descriptor and layouts built here from the same row-major
  *     -> column-major mapping as the harness (cublaslt_map.h), the same
- *     types (fp32 or bf16 inputs and output, CUBLAS_COMPUTE_32F, fp32
- *     scale), and the first algorithm cuBLASLt's heuristic returns for the
+ *     types (fp32 or bf16 inputs; output in the inputs' dtype, or fp32 with
+ *     c_f32; CUBLAS_COMPUTE_32F, fp32 scale), and the first algorithm cuBLASLt's heuristic returns for the
  *     workspace and the pointers' alignments; no algorithm cache;
  *   - no harness stream, no op hooks, no CUPTI correlation (the tracer, when
  *     it runs, still sees the kernels: uncorrelated compute on a foreign
@@ -113,7 +113,7 @@ static zb_status direct_setup(zb_device *dev, direct_run *r) {
 
 /* Descriptor, layouts and the heuristic's first algorithm. */
 static zb_status direct_plan(direct_run *r, const zb_lt_gemm *m, cublasLtMatmulAlgo_t *algo) {
-    cudaDataType_t t = m->dtype == ZB_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    cudaDataType_t t = zb_lt_cuda_type(m->dtype), tc = zb_lt_cuda_type(m->c_dtype);
     DIRECT_LT(r, cublasLtMatmulDescCreate(&r->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = m->a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t tb = m->b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -121,7 +121,7 @@ static zb_status direct_plan(direct_run *r, const zb_lt_gemm *m, cublasLtMatmulA
     DIRECT_LT(r, cublasLtMatmulDescSetAttribute(r->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     DIRECT_LT(r, cublasLtMatrixLayoutCreate(&r->a, t, m->a.rows, m->a.cols, m->a.ld));
     DIRECT_LT(r, cublasLtMatrixLayoutCreate(&r->b, t, m->b.rows, m->b.cols, m->b.ld));
-    DIRECT_LT(r, cublasLtMatrixLayoutCreate(&r->c, t, m->c.rows, m->c.cols, m->c.ld));
+    DIRECT_LT(r, cublasLtMatrixLayoutCreate(&r->c, tc, m->c.rows, m->c.cols, m->c.ld));
     DIRECT_LT(r, cublasLtMatmulPreferenceCreate(&r->pref));
     uint64_t ws = DIRECT_WS_BYTES;
     uint32_t al_a = zb_ptr_alignment(m->a.ptr), al_b = zb_ptr_alignment(m->b.ptr);

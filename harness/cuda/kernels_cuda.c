@@ -9,6 +9,11 @@
  * stream's error word and surface at its next synchronization, as the CPU
  * kernels' ZB_ERR_INVALID does. Nothing here synchronizes.
  *
+ * Storage: activations and weights (the `void *` arguments) are in
+ * c->dtype, fp32 or bf16, passed on to the launchers (zb_cuda_kernels.h);
+ * any other dtype is ZB_ERR_INVALID naming the op, before anything is
+ * queued or announced. adamw, fill and cast ignore c->dtype.
+ *
  * Shapes as in kernels.h: N = B*T tokens, activations [N, C], q
  * [B, T, H, D], k, v [B, T, KVH, D], probs [B, H, T, T]. Pointers are
  * device pointers. */
@@ -63,48 +68,60 @@ static zb_status bad_dims(const char *op, const char *what, int a, int b) {
     return ZB_FAIL(ZB_ERR_INVALID, "cuda kernels: %s: %s (%d, %d)", op, what, a, b);
 }
 
+/* The storage dtype of activations and weights (kernels.h): fp32 or bf16;
+ * anything else is refused before anything is queued, naming the op. */
+static zb_status check_dtype(const zb_kcall *c, const char *op) {
+    if (c->dtype == ZB_DTYPE_F32 || c->dtype == ZB_DTYPE_BF16) return ZB_OK;
+    return ZB_FAIL(ZB_ERR_INVALID, "cuda kernels: %s: storage dtype %d is not float or bf16", op,
+                   (int)c->dtype);
+}
+
 /* ---- the entries --------------------------------------------------------- */
 
-static zb_status k_embedding_fwd(const zb_kcall *c, float *out, const int32_t *tokens,
-                                 const float *table, int N, int C, int V) {
+static zb_status k_embedding_fwd(const zb_kcall *c, void *out, const int32_t *tokens,
+                                 const void *table, int N, int C, int V) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "embedding_fwd", &s));
+    ZB_TRY(check_dtype(c, "embedding_fwd"));
     if (N < 0 || C < 0 || V < 0) return bad_dims("embedding_fwd", "negative N or C", N, C);
     op_begin(c, "embedding_fwd", 0.0);
-    cudaError_t e = zb_cuda_embedding_fwd(s, out, tokens, table, N, C, V,
+    cudaError_t e = zb_cuda_embedding_fwd(s, c->dtype, out, tokens, table, N, C, V,
                                           zb_cuda_stream_error_word(c->stream));
     return op_end(c, "embedding_fwd", e);
 }
 
 static zb_status k_embedding_bwd(const zb_kcall *c, float *dtable, const int32_t *tokens,
-                                 const float *dout, int N, int C, int V) {
+                                 const void *dout, int N, int C, int V) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "embedding_bwd", &s));
+    ZB_TRY(check_dtype(c, "embedding_bwd"));
     if (N < 0 || C < 0 || V < 0) return bad_dims("embedding_bwd", "negative N or C", N, C);
     op_begin(c, "embedding_bwd", 0.0);
-    cudaError_t e = zb_cuda_embedding_bwd(s, dtable, tokens, dout, N, C, V,
+    cudaError_t e = zb_cuda_embedding_bwd(s, c->dtype, dtable, tokens, dout, N, C, V,
                                           zb_cuda_stream_error_word(c->stream));
     return op_end(c, "embedding_bwd", e);
 }
 
-static zb_status k_rmsnorm_fwd(const zb_kcall *c, float *out, float *inv_rms, const float *x,
-                               const float *weight, int N, int C, float eps) {
+static zb_status k_rmsnorm_fwd(const zb_kcall *c, void *out, float *inv_rms, const void *x,
+                               const void *weight, int N, int C, float eps) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rmsnorm_fwd", &s));
+    ZB_TRY(check_dtype(c, "rmsnorm_fwd"));
     if (N < 0 || C <= 0) return bad_dims("rmsnorm_fwd", "rows N >= 0 and width C > 0 needed", N, C);
     op_begin(c, "rmsnorm_fwd", 0.0);
-    cudaError_t e = zb_cuda_rmsnorm_fwd(s, out, inv_rms, x, weight, N, C, eps);
+    cudaError_t e = zb_cuda_rmsnorm_fwd(s, c->dtype, out, inv_rms, x, weight, N, C, eps);
     return op_end(c, "rmsnorm_fwd", e);
 }
 
-static zb_status k_rmsnorm_bwd(const zb_kcall *c, float *dx, float *dweight, const float *dout,
-                               const float *x, const float *weight, const float *inv_rms, int N,
+static zb_status k_rmsnorm_bwd(const zb_kcall *c, void *dx, float *dweight, const void *dout,
+                               const void *x, const void *weight, const float *inv_rms, int N,
                                int C) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rmsnorm_bwd", &s));
+    ZB_TRY(check_dtype(c, "rmsnorm_bwd"));
     if (N < 0 || C <= 0) return bad_dims("rmsnorm_bwd", "rows N >= 0 and width C > 0 needed", N, C);
     op_begin(c, "rmsnorm_bwd", 0.0);
-    cudaError_t e = zb_cuda_rmsnorm_bwd(s, dx, dweight, dout, x, weight, inv_rms, N, C);
+    cudaError_t e = zb_cuda_rmsnorm_bwd(s, c->dtype, dx, dweight, dout, x, weight, inv_rms, N, C);
     return op_end(c, "rmsnorm_bwd", e);
 }
 
@@ -116,23 +133,25 @@ static zb_status check_rope(const char *op, int B, int T, int NH, int D) {
     return ZB_OK;
 }
 
-static zb_status k_rope_fwd(const zb_kcall *c, float *out, const float *x, int B, int T, int NH,
+static zb_status k_rope_fwd(const zb_kcall *c, void *out, const void *x, int B, int T, int NH,
                             int D, float theta) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rope_fwd", &s));
+    ZB_TRY(check_dtype(c, "rope_fwd"));
     ZB_TRY(check_rope("rope_fwd", B, T, NH, D));
     op_begin(c, "rope_fwd", 0.0);
-    cudaError_t e = zb_cuda_rope_fwd(s, out, x, B, T, NH, D, theta);
+    cudaError_t e = zb_cuda_rope_fwd(s, c->dtype, out, x, B, T, NH, D, theta);
     return op_end(c, "rope_fwd", e);
 }
 
-static zb_status k_rope_bwd(const zb_kcall *c, float *dx, const float *dout, int B, int T,
-                            int NH, int D, float theta) {
+static zb_status k_rope_bwd(const zb_kcall *c, void *dx, const void *dout, int B, int T, int NH,
+                            int D, float theta) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "rope_bwd", &s));
+    ZB_TRY(check_dtype(c, "rope_bwd"));
     ZB_TRY(check_rope("rope_bwd", B, T, NH, D));
     op_begin(c, "rope_bwd", 0.0);
-    cudaError_t e = zb_cuda_rope_bwd(s, dx, dout, B, T, NH, D, theta);
+    cudaError_t e = zb_cuda_rope_bwd(s, c->dtype, dx, dout, B, T, NH, D, theta);
     return op_end(c, "rope_bwd", e);
 }
 
@@ -154,88 +173,96 @@ static zb_status check_attention(const char *op, int B, int T, int H, int KVH, i
     return ZB_OK;
 }
 
-static zb_status k_attention_fwd(const zb_kcall *c, float *out, float *probs, const float *q,
-                                 const float *k, const float *v, int B, int T, int H, int KVH,
+static zb_status k_attention_fwd(const zb_kcall *c, void *out, void *probs, const void *q,
+                                 const void *k, const void *v, int B, int T, int H, int KVH,
                                  int D) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "attention_fwd", &s));
+    ZB_TRY(check_dtype(c, "attention_fwd"));
     ZB_TRY(check_attention("attention_fwd", B, T, H, KVH, D));
     op_begin(c, "attention_fwd", attention_flops(B, T, H, D));
-    cudaError_t e = zb_cuda_attention_fwd(s, out, probs, q, k, v, B, T, H, KVH, D);
+    cudaError_t e = zb_cuda_attention_fwd(s, c->dtype, out, probs, q, k, v, B, T, H, KVH, D);
     return op_end(c, "attention_fwd", e);
 }
 
-static zb_status k_attention_bwd(const zb_kcall *c, float *dq, float *dk, float *dv,
-                                 const float *dout, const float *q, const float *k,
-                                 const float *v, const float *probs, int B, int T, int H,
-                                 int KVH, int D) {
+static zb_status k_attention_bwd(const zb_kcall *c, void *dq, void *dk, void *dv,
+                                 const void *dout, const void *q, const void *k, const void *v,
+                                 const void *probs, int B, int T, int H, int KVH, int D) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "attention_bwd", &s));
+    ZB_TRY(check_dtype(c, "attention_bwd"));
     ZB_TRY(check_attention("attention_bwd", B, T, H, KVH, D));
     op_begin(c, "attention_bwd", 2.0 * attention_flops(B, T, H, D));
-    cudaError_t e = zb_cuda_attention_bwd(s, dq, dk, dv, dout, q, k, v, probs, B, T, H, KVH, D);
+    cudaError_t e = zb_cuda_attention_bwd(s, c->dtype, dq, dk, dv, dout, q, k, v, probs, B, T, H,
+                                          KVH, D);
     return op_end(c, "attention_bwd", e);
 }
 
-static zb_status k_swiglu_fwd(const zb_kcall *c, float *h, const float *gate, const float *up,
+static zb_status k_swiglu_fwd(const zb_kcall *c, void *h, const void *gate, const void *up,
                               size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "swiglu_fwd", &s));
+    ZB_TRY(check_dtype(c, "swiglu_fwd"));
     op_begin(c, "swiglu_fwd", 0.0);
-    cudaError_t e = zb_cuda_swiglu_fwd(s, h, gate, up, n);
+    cudaError_t e = zb_cuda_swiglu_fwd(s, c->dtype, h, gate, up, n);
     return op_end(c, "swiglu_fwd", e);
 }
 
-static zb_status k_swiglu_bwd(const zb_kcall *c, float *dgate, float *dup, const float *dh,
-                              const float *gate, const float *up, size_t n) {
+static zb_status k_swiglu_bwd(const zb_kcall *c, void *dgate, void *dup, const void *dh,
+                              const void *gate, const void *up, size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "swiglu_bwd", &s));
+    ZB_TRY(check_dtype(c, "swiglu_bwd"));
     op_begin(c, "swiglu_bwd", 0.0);
-    cudaError_t e = zb_cuda_swiglu_bwd(s, dgate, dup, dh, gate, up, n);
+    cudaError_t e = zb_cuda_swiglu_bwd(s, c->dtype, dgate, dup, dh, gate, up, n);
     return op_end(c, "swiglu_bwd", e);
 }
 
-static zb_status k_residual_fwd(const zb_kcall *c, float *out, const float *a, const float *b,
+static zb_status k_residual_fwd(const zb_kcall *c, void *out, const void *a, const void *b,
                                 size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "residual_fwd", &s));
+    ZB_TRY(check_dtype(c, "residual_fwd"));
     op_begin(c, "residual_fwd", 0.0);
-    cudaError_t e = zb_cuda_residual_fwd(s, out, a, b, n);
+    cudaError_t e = zb_cuda_residual_fwd(s, c->dtype, out, a, b, n);
     return op_end(c, "residual_fwd", e);
 }
 
-static zb_status k_accumulate(const zb_kcall *c, float *dst, const float *src, size_t n) {
+static zb_status k_accumulate(const zb_kcall *c, void *dst, const void *src, size_t n) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "accumulate", &s));
+    ZB_TRY(check_dtype(c, "accumulate"));
     op_begin(c, "accumulate", 0.0);
-    cudaError_t e = zb_cuda_accumulate(s, dst, src, n);
+    cudaError_t e = zb_cuda_accumulate(s, c->dtype, dst, src, n);
     return op_end(c, "accumulate", e);
 }
 
 static zb_status k_cross_entropy_fwd(const zb_kcall *c, float *loss, float *lse,
-                                     const float *logits, const int32_t *targets, int N, int V) {
+                                     const void *logits, const int32_t *targets, int N, int V) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "cross_entropy_fwd", &s));
+    ZB_TRY(check_dtype(c, "cross_entropy_fwd"));
     if (N < 0 || V <= 0) {
         return bad_dims("cross_entropy_fwd", "rows N >= 0 and vocab V > 0 needed", N, V);
     }
     op_begin(c, "cross_entropy_fwd", 0.0);
-    cudaError_t e = zb_cuda_cross_entropy_fwd(s, loss, lse, logits, targets, N, V,
+    cudaError_t e = zb_cuda_cross_entropy_fwd(s, c->dtype, loss, lse, logits, targets, N, V,
                                               zb_cuda_stream_error_word(c->stream));
     return op_end(c, "cross_entropy_fwd", e);
 }
 
-static zb_status k_cross_entropy_bwd(const zb_kcall *c, float *dlogits, const float *logits,
+static zb_status k_cross_entropy_bwd(const zb_kcall *c, void *dlogits, const void *logits,
                                      const float *lse, const int32_t *targets, int N, int V,
                                      float dloss) {
     cudaStream_t s;
     ZB_TRY(stream_of(c, "cross_entropy_bwd", &s));
+    ZB_TRY(check_dtype(c, "cross_entropy_bwd"));
     if (N < 0 || V <= 0) {
         return bad_dims("cross_entropy_bwd", "rows N >= 0 and vocab V > 0 needed", N, V);
     }
     op_begin(c, "cross_entropy_bwd", 0.0);
-    cudaError_t e = zb_cuda_cross_entropy_bwd(s, dlogits, logits, lse, targets, N, V, dloss,
-                                              zb_cuda_stream_error_word(c->stream));
+    cudaError_t e = zb_cuda_cross_entropy_bwd(s, c->dtype, dlogits, logits, lse, targets, N, V,
+                                              dloss, zb_cuda_stream_error_word(c->stream));
     return op_end(c, "cross_entropy_bwd", e);
 }
 

@@ -1,7 +1,10 @@
 /* Causal softmax attention with grouped-query heads (GQA) on CUDA, forward.
  * Shapes: q, out [B, T, H, D]; k, v [B, T, KVH, D]; probs [B, H, T, T]
  * (row i: softmax over keys j <= i, zeros for j > i). Query head h reads kv
- * head h / (H / KVH); scale 1/sqrt(D).
+ * head h / (H / KVH); scale 1/sqrt(D). q, k, v, out and probs are stored
+ * as S (float or zb_bf16, widened on load, rounded on store); everything in
+ * shared memory and registers is fp32, and out is computed from the fp32
+ * probabilities (as the CPU reference does), not from the rounded probs.
  *
  * One block of ATTN_THREADS (4 warps) per (query row i, head h, batch b):
  *   1. scores s_j = scale * q_i . k_j for j <= i, one warp per key (lanes
@@ -17,9 +20,9 @@
 
 #define ATTN_THREADS 128
 
-static __global__ void attention_fwd_kernel(float *out, float *probs, const float *q,
-                                            const float *k, const float *v, int T, int H,
-                                            int KVH, int D, float scale) {
+template <typename S>
+static __global__ void attention_fwd_kernel(S *out, S *probs, const S *q, const S *k, const S *v,
+                                            int T, int H, int KVH, int D, float scale) {
     extern __shared__ float smem[]; /* srow [T], then red [ATTN_THREADS] */
     float *srow = smem;
     float *red = smem + T;
@@ -29,16 +32,18 @@ static __global__ void attention_fwd_kernel(float *out, float *probs, const floa
     int n_warps = (int)blockDim.x / ZB_CUDA_WARP;
     size_t qrow = (size_t)H * (size_t)D, kvrow = (size_t)KVH * (size_t)D;
     size_t qoff = ((size_t)b * (size_t)T + (size_t)i) * qrow + (size_t)h * (size_t)D;
-    const float *qi = q + qoff;
-    const float *kb = k + (size_t)b * (size_t)T * kvrow + (size_t)g * (size_t)D;
-    const float *vb = v + (size_t)b * (size_t)T * kvrow + (size_t)g * (size_t)D;
-    float *prow = probs + (((size_t)b * (size_t)H + (size_t)h) * (size_t)T + (size_t)i) * (size_t)T;
+    const S *qi = q + qoff;
+    const S *kb = k + (size_t)b * (size_t)T * kvrow + (size_t)g * (size_t)D;
+    const S *vb = v + (size_t)b * (size_t)T * kvrow + (size_t)g * (size_t)D;
+    S *prow = probs + (((size_t)b * (size_t)H + (size_t)h) * (size_t)T + (size_t)i) * (size_t)T;
 
     /* 1. scores (j is warp-uniform, so every lane joins the shuffle) */
     for (int j = warp; j <= i; j += n_warps) {
-        const float *kj = kb + (size_t)j * kvrow;
+        const S *kj = kb + (size_t)j * kvrow;
         float acc = 0.0f;
-        for (int d = lane; d < D; d += ZB_CUDA_WARP) acc += qi[d] * kj[d];
+        for (int d = lane; d < D; d += ZB_CUDA_WARP) {
+            acc += zb_ld(qi, (size_t)d) * zb_ld(kj, (size_t)d);
+        }
         acc = zb_warp_sum(acc);
         if (lane == 0) srow[j] = acc * scale;
     }
@@ -63,32 +68,39 @@ static __global__ void attention_fwd_kernel(float *out, float *probs, const floa
             p = srow[j] / sum;
             srow[j] = p;
         }
-        prow[j] = p;
+        zb_st(prow, (size_t)j, p);
     }
     __syncthreads();
 
-    /* 4. out_i = P v */
+    /* 4. out_i = P v (the fp32 P of srow) */
     for (int d = tid; d < D; d += (int)blockDim.x) {
         float acc = 0.0f;
-        for (int j = 0; j <= i; j++) acc += srow[j] * vb[(size_t)j * kvrow + (size_t)d];
-        out[qoff + (size_t)d] = acc;
+        for (int j = 0; j <= i; j++) acc += srow[j] * zb_ld(vb, (size_t)j * kvrow + (size_t)d);
+        zb_st(out, qoff + (size_t)d, acc);
     }
 }
 
-cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, float *out, float *probs, const float *q,
-                                  const float *k, const float *v, int B, int T, int H, int KVH,
-                                  int D) {
+template <typename S>
+static cudaError_t attention_fwd(cudaStream_t stream, void *out, void *probs, const void *q,
+                                 const void *k, const void *v, int B, int T, int H, int KVH,
+                                 int D) {
     if (B < 0 || T < 0 || H <= 0 || KVH <= 0 || H % KVH != 0 || D <= 0) {
         return cudaErrorInvalidValue;
     }
     if (B > 65535 || H > 65535) return cudaErrorInvalidValue; /* grid y, z limits */
     if (B == 0 || T == 0) return cudaSuccess;
     size_t smem = ((size_t)T + ATTN_THREADS) * sizeof(float);
-    cudaError_t e = zb_cuda_smem_opt_in((const void *)attention_fwd_kernel, smem);
+    cudaError_t e = zb_cuda_smem_opt_in((const void *)attention_fwd_kernel<S>, smem);
     if (e != cudaSuccess) return e;
     float scale = (float)(1.0 / sqrt((double)D));
     dim3 grid((unsigned)T, (unsigned)H, (unsigned)B);
-    attention_fwd_kernel<<<grid, ATTN_THREADS, smem, stream>>>(out, probs, q, k, v, T, H, KVH, D,
-                                                               scale);
+    attention_fwd_kernel<S><<<grid, ATTN_THREADS, smem, stream>>>(
+        (S *)out, (S *)probs, (const S *)q, (const S *)k, (const S *)v, T, H, KVH, D, scale);
     return cudaGetLastError();
+}
+
+cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, zb_dtype dtype, void *out, void *probs,
+                                  const void *q, const void *k, const void *v, int B, int T,
+                                  int H, int KVH, int D) {
+    return ZB_CUDA_DISPATCH(dtype, attention_fwd, stream, out, probs, q, k, v, B, T, H, KVH, D);
 }

@@ -5,7 +5,15 @@
  * - Row kernels use one block of ZB_CUDA_ROW_THREADS (a power of two) per
  *   row and the shared-memory tree reductions below, in fp32. The tree is
  *   fixed by blockDim, so a reduction is deterministic run to run.
- * - Every launcher checks its launch with cudaGetLastError (DESIGN.md §6). */
+ * - Every launcher checks its launch with cudaGetLastError (DESIGN.md §6).
+ * - Storage (harness/kernels.h, "Storage dtype"): a kernel that reads or
+ *   writes activations or weights is a template over their storage type S,
+ *   float or zb_bf16, and touches them only through zb_ld / zb_st: zb_ld
+ *   widens to fp32 (exact), zb_st rounds once to nearest even (bf16.h, the
+ *   code the CPU uses, so both round bit for bit). All math is fp32; with
+ *   S = float zb_ld / zb_st are plain loads and stores, so the fp32 kernels
+ *   compute exactly what they did before the template. ZB_CUDA_DISPATCH
+ *   picks the instantiation from a zb_dtype. */
 #ifndef ZB_CUDA_COMMON_CUH
 #define ZB_CUDA_COMMON_CUH
 
@@ -21,6 +29,22 @@
 #define ZB_CUDA_WARP 32
 /* Dynamic shared memory a kernel gets without opting in. */
 #define ZB_CUDA_SMEM_DEFAULT_BYTES (48u * 1024u)
+
+/* Element i of activation/weight storage, widened to fp32 (exact). */
+static __device__ inline float zb_ld(const float *p, size_t i) { return p[i]; }
+static __device__ inline float zb_ld(const zb_bf16 *p, size_t i) { return zb_bf16_to_f32(p[i]); }
+
+/* Stores v as element i: fp32 as is, bf16 rounded to nearest even. */
+static __device__ inline void zb_st(float *p, size_t i, float v) { p[i] = v; }
+static __device__ inline void zb_st(zb_bf16 *p, size_t i, float v) { p[i] = zb_f32_to_bf16(v); }
+
+/* fn<float>(...) for ZB_DTYPE_F32, fn<zb_bf16>(...) for ZB_DTYPE_BF16,
+ * cudaErrorInvalidValue (nothing queued) for any other value. fn is a
+ * typed launch template taking the launcher's (void) pointers. */
+#define ZB_CUDA_DISPATCH(dtype, fn, ...)                                                      \
+    ((dtype) == ZB_DTYPE_F32    ? fn<float>(__VA_ARGS__)                                      \
+     : (dtype) == ZB_DTYPE_BF16 ? fn<zb_bf16>(__VA_ARGS__)                                    \
+                                : cudaErrorInvalidValue)
 
 /* Blocks for an n-element grid-stride loop (n > 0). Capped: the loop
  * covers the rest, so any size_t n is handled. */

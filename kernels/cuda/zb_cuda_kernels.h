@@ -2,11 +2,23 @@
  * plain C prototypes so that C code (harness/cuda/kernels_cuda.c, the GPU
  * tests) can call them. Every launcher ENQUEUES its kernel(s) on `stream`,
  * checks the launch with cudaGetLastError and returns that error
- * (cudaErrorInvalidValue for a bad shape, before anything is queued). It
- * never synchronizes. Pointers are device pointers.
+ * (cudaErrorInvalidValue for a bad shape or dtype, before anything is
+ * queued). It never synchronizes. Pointers are device pointers.
+ *
+ * Storage dtype (harness/kernels.h): the launchers of ops that read or
+ * write activations and weights take those as `void *` / `const void *`
+ * plus `dtype`, their storage: ZB_DTYPE_F32 (float) or ZB_DTYPE_BF16
+ * (zb_bf16); any other value is cudaErrorInvalidValue, checked first. The
+ * `float *` arguments (inv_rms, lse, loss, dweight, dtable) are fp32
+ * whatever dtype is. Math and reductions are fp32 either way: bf16 inputs
+ * are widened exactly and each stored bf16 output is rounded once to
+ * nearest even (bf16.h), so a bf16 launch computes the fp32 op on the
+ * widened inputs, rounded. Inside, each kernel is a template over the
+ * storage type (zb_cuda_common.cuh: zb_ld / zb_st, ZB_CUDA_DISPATCH).
+ * adamw, fill and the casts have fixed types.
  *
  * Semantics are exactly those of the CPU reference kernels
- * (kernels/cpu/zb_cpu_kernels.h), fp32 unless a name says bf16:
+ * (kernels/cpu/zb_cpu_kernels.h) on fp32 (for bf16: on the widened inputs):
  *   - activation gradients are WRITTEN; parameter gradients (dtable,
  *     dweight) and `accumulate` ACCUMULATE (+=);
  *   - aliasing is allowed exactly where the CPU kernels allow it.
@@ -36,6 +48,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bf16.h"
+#include "device.h" /* zb_dtype */
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,67 +56,75 @@ extern "C" {
 
 /* ---- embedding.cu -------------------------------------------------------- */
 /* out [N, C] = table [V, C] rows picked by tokens [N] (bad id: zero row). */
-cudaError_t zb_cuda_embedding_fwd(cudaStream_t stream, float *out, const int32_t *tokens,
-                                  const float *table, int N, int C, int V, int32_t *err_word);
+cudaError_t zb_cuda_embedding_fwd(cudaStream_t stream, zb_dtype dtype, void *out,
+                                  const int32_t *tokens, const void *table, int N, int C, int V,
+                                  int32_t *err_word);
 /* dtable [V, C] += dout [N, C] scattered by tokens [N] (atomicAdd). */
-cudaError_t zb_cuda_embedding_bwd(cudaStream_t stream, float *dtable, const int32_t *tokens,
-                                  const float *dout, int N, int C, int V, int32_t *err_word);
+cudaError_t zb_cuda_embedding_bwd(cudaStream_t stream, zb_dtype dtype, float *dtable,
+                                  const int32_t *tokens, const void *dout, int N, int C, int V,
+                                  int32_t *err_word);
 
 /* ---- rmsnorm.cu ------------------------------------------------------------ */
 /* out [N, C] = x * inv_rms * weight [C]; inv_rms [N] saved; out may equal x. */
-cudaError_t zb_cuda_rmsnorm_fwd(cudaStream_t stream, float *out, float *inv_rms, const float *x,
-                                const float *weight, int N, int C, float eps);
+cudaError_t zb_cuda_rmsnorm_fwd(cudaStream_t stream, zb_dtype dtype, void *out, float *inv_rms,
+                                const void *x, const void *weight, int N, int C, float eps);
 /* dx [N, C] written (may equal dout); dweight [C] accumulated (atomicAdd). */
-cudaError_t zb_cuda_rmsnorm_bwd(cudaStream_t stream, float *dx, float *dweight,
-                                const float *dout, const float *x, const float *weight,
+cudaError_t zb_cuda_rmsnorm_bwd(cudaStream_t stream, zb_dtype dtype, void *dx, float *dweight,
+                                const void *dout, const void *x, const void *weight,
                                 const float *inv_rms, int N, int C);
 
 /* ---- rope.cu --------------------------------------------------------------- */
 /* out [B, T, NH, D] = RoPE(x) (inverse: the backward); out may equal x.
  * D must be even. */
-cudaError_t zb_cuda_rope_fwd(cudaStream_t stream, float *out, const float *x, int B, int T,
-                             int NH, int D, float theta);
-cudaError_t zb_cuda_rope_bwd(cudaStream_t stream, float *dx, const float *dout, int B, int T,
-                             int NH, int D, float theta);
+cudaError_t zb_cuda_rope_fwd(cudaStream_t stream, zb_dtype dtype, void *out, const void *x,
+                             int B, int T, int NH, int D, float theta);
+cudaError_t zb_cuda_rope_bwd(cudaStream_t stream, zb_dtype dtype, void *dx, const void *dout,
+                             int B, int T, int NH, int D, float theta);
 
 /* ---- attention_fwd.cu / attention_bwd.cu --------------------------------- */
 /* Causal GQA attention, scale 1/sqrt(D): out [B,T,H,D], probs [B,H,T,T]
- * (zero above the diagonal) written. H a positive multiple of KVH. */
-cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, float *out, float *probs, const float *q,
-                                  const float *k, const float *v, int B, int T, int H, int KVH,
+ * (zero above the diagonal) written, both in dtype (out is computed from
+ * the fp32 probabilities, before probs is rounded). H a positive multiple
+ * of KVH. */
+cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, zb_dtype dtype, void *out, void *probs,
+                                  const void *q, const void *k, const void *v, int B, int T,
+                                  int H, int KVH, int D);
+/* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout and the saved probs
+ * (all in dtype). No output may alias an input. dq's rows double as fp32
+ * scratch between the launches; with bf16 and D == 1 they cannot hold an
+ * fp32, and a slower path recomputes instead (attention_bwd.cu). */
+cudaError_t zb_cuda_attention_bwd(cudaStream_t stream, zb_dtype dtype, void *dq, void *dk,
+                                  void *dv, const void *dout, const void *q, const void *k,
+                                  const void *v, const void *probs, int B, int T, int H, int KVH,
                                   int D);
-/* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout and the saved probs.
- * No output may alias an input. */
-cudaError_t zb_cuda_attention_bwd(cudaStream_t stream, float *dq, float *dk, float *dv,
-                                  const float *dout, const float *q, const float *k,
-                                  const float *v, const float *probs, int B, int T, int H,
-                                  int KVH, int D);
 
 /* ---- swiglu.cu ------------------------------------------------------------- */
 /* h [n] = silu(gate) * up. */
-cudaError_t zb_cuda_swiglu_fwd(cudaStream_t stream, float *h, const float *gate, const float *up,
-                               size_t n);
+cudaError_t zb_cuda_swiglu_fwd(cudaStream_t stream, zb_dtype dtype, void *h, const void *gate,
+                               const void *up, size_t n);
 /* dgate, dup [n] written; dgate may equal gate or dh, dup may equal up or dh. */
-cudaError_t zb_cuda_swiglu_bwd(cudaStream_t stream, float *dgate, float *dup, const float *dh,
-                               const float *gate, const float *up, size_t n);
+cudaError_t zb_cuda_swiglu_bwd(cudaStream_t stream, zb_dtype dtype, void *dgate, void *dup,
+                               const void *dh, const void *gate, const void *up, size_t n);
 
 /* ---- residual.cu ----------------------------------------------------------- */
 /* out [n] = a + b; out may equal a or b. */
-cudaError_t zb_cuda_residual_fwd(cudaStream_t stream, float *out, const float *a, const float *b,
-                                 size_t n);
-/* dst [n] += src. */
-cudaError_t zb_cuda_accumulate(cudaStream_t stream, float *dst, const float *src, size_t n);
+cudaError_t zb_cuda_residual_fwd(cudaStream_t stream, zb_dtype dtype, void *out, const void *a,
+                                 const void *b, size_t n);
+/* dst [n] += src (bf16: dst = round(dst + src), the sum in fp32). */
+cudaError_t zb_cuda_accumulate(cudaStream_t stream, zb_dtype dtype, void *dst, const void *src,
+                               size_t n);
 
 /* ---- cross_entropy.cu ------------------------------------------------------ */
 /* loss [1] = mean over N rows of lse - logits[target] (zeroed, then summed
- * with atomicAdd); lse [N] saved. */
-cudaError_t zb_cuda_cross_entropy_fwd(cudaStream_t stream, float *loss, float *lse,
-                                      const float *logits, const int32_t *targets, int N, int V,
-                                      int32_t *err_word);
+ * with atomicAdd); lse [N] saved. loss and lse are fp32, logits dtype. */
+cudaError_t zb_cuda_cross_entropy_fwd(cudaStream_t stream, zb_dtype dtype, float *loss,
+                                      float *lse, const void *logits, const int32_t *targets,
+                                      int N, int V, int32_t *err_word);
 /* dlogits [N, V] = dloss / N * (softmax - onehot); may equal logits. */
-cudaError_t zb_cuda_cross_entropy_bwd(cudaStream_t stream, float *dlogits, const float *logits,
-                                      const float *lse, const int32_t *targets, int N, int V,
-                                      float dloss, int32_t *err_word);
+cudaError_t zb_cuda_cross_entropy_bwd(cudaStream_t stream, zb_dtype dtype, void *dlogits,
+                                      const void *logits, const float *lse,
+                                      const int32_t *targets, int N, int V, float dloss,
+                                      int32_t *err_word);
 
 /* ---- adamw.cu -------------------------------------------------------------- */
 /* AdamW (math_adamw.h) on a contiguous fp32 segment: params, m, v [n]

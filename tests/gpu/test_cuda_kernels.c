@@ -4,6 +4,16 @@
  * line per check: name, max relative error, bound, pass/FAIL. Exits 77
  * (CTest: skipped) when no CUDA device is usable.
  *
+ * Storage: every op with activations or weights runs twice, with fp32
+ * storage and with bf16 storage (the launchers' dtype). In the bf16 pass
+ * the random inputs are rounded to bf16 first, so the CPU's fp32 reference
+ * sees exactly the values the GPU widens; a bf16 output is compared with
+ * the reference rounded to bf16 under the BF16 bound (fp32 outputs of the
+ * pass, such as inv_rms, lse, loss, dweight and dtable, keep their fp32
+ * bounds). Attention runs odd head dims too (D = 1 and 3: the bf16
+ * backward's pdp slot; see attention_bwd.cu). An unknown dtype must be
+ * refused with cudaErrorInvalidValue and nothing queued.
+ *
  * err_i = |gpu_i - cpu_i| / mag_i (gpu_check.h), with mag_i the magnitude
  * of the terms that make element i (|cpu_i| where no cancellation can
  * occur). Bounds:
@@ -18,8 +28,10 @@
  *     k-term fp32 sum differ by at most 2 k 2^-24 sum|terms| (Higham); the
  *     longest chains here (attention dk: rep*T + D = 3*150 + 72 terms, plus
  *     the dP / pdp sums feeding them) stay below 6e-5 of mag_i.
- *   BF16    1e-2: bf16 outputs (8 significant bits; the rounding is the
- *     same bf16.h code on both sides, so the error is 0 in practice).
+ *   BF16    1e-2: bf16 outputs (8 significant bits). The rounding is the
+ *     same bf16.h code on both sides, so a cast's error is 0; an op's two
+ *     fp32 results, a few ulp apart, may round to neighbouring bf16 values,
+ *     one bf16 ulp = at most 2^-7 = 7.8e-3 of the value.
  * Every output a kernel writes starts as NaN (0xff bytes), so an element
  * left unwritten fails; accumulated outputs start from random values.
  * Bad token and target ids (one or two per test) must give the CPU's
@@ -59,9 +71,20 @@ static void *h_alloc(size_t bytes) {
 }
 static float *h_f(size_t n) { return (float *)h_alloc(n * sizeof(float)); }
 static double *h_d(size_t n) { return (double *)h_alloc(n * sizeof(double)); }
+/* The storage dtype of the current pass (main runs the checks of ops with
+ * activations and weights once per dtype). */
+static zb_dtype DT = ZB_DTYPE_F32;
+
+/* Rounds p [n] to values DT stores exactly (bf16: nearest even; fp32:
+ * unchanged), so the CPU reference and the GPU see the same inputs. */
+static void h_round(float *p, size_t n) {
+    if (DT != ZB_DTYPE_BF16) return;
+    for (size_t i = 0; i < n; i++) p[i] = zb_bf16_to_f32(zb_f32_to_bf16(p[i]));
+}
 static float *h_rand(size_t n, float scale) {
     float *p = h_f(n);
     for (size_t i = 0; i < n; i++) p[i] = scale * kt_uniform(&rng);
+    h_round(p, n);
     return p;
 }
 static float *h_copy(const float *src, size_t n) {
@@ -78,6 +101,25 @@ static void done(void) {
 #define FB(n) ((size_t)(n) * sizeof(float))
 #define UP(p, n) ((float *)gc_upload((p), FB(n)))
 #define NANS(n) ((float *)gc_nan(FB(n)))
+/* Storage (DT) buffers: activations and weights. */
+#define SB(n) ((size_t)(n) * zb_dtype_size(DT))
+#define NANSS(n) gc_nan(SB(n))
+
+/* A device copy of p [n] stored as DT (p holds DT-exact values). */
+static void *UPS(const float *p, size_t n) {
+    if (DT == ZB_DTYPE_F32) return gc_upload(p, FB(n));
+    zb_bf16 *bits = (zb_bf16 *)h_alloc(n * sizeof(zb_bf16));
+    for (size_t i = 0; i < n; i++) bits[i] = zb_f32_to_bf16(p[i]);
+    return gc_upload(bits, n * sizeof(zb_bf16));
+}
+
+/* "name [bf16]" in the bf16 pass, name as is in the fp32 pass. */
+static const char *tagged(const char *name) {
+    static char buf[128];
+    if (DT == ZB_DTYPE_F32) return name;
+    snprintf(buf, sizeof buf, "%s [%s]", name, zb_dtype_name(DT));
+    return buf;
+}
 
 /* A zeroed device error word (zb_cuda_kernels.h: {code, bad id}). */
 static int32_t *err_word_new(void) {
@@ -94,6 +136,7 @@ static void check_err_word(const char *name, const int32_t *d_word, int expect_b
     gc_download(w, d_word, sizeof w);
     int pass = expect_bad ? (w[0] == (int32_t)ZB_ERR_INVALID && (w[1] == a || w[1] == b))
                           : (w[0] == 0 && w[1] == 0);
+    name = tagged(name);
     printf("%-30s error word {%d, %d}  want %s  %s\n", name, (int)w[0], (int)w[1],
            expect_bad ? "{ZB_ERR_INVALID, bad id}" : "{0, 0}", pass ? "pass" : "FAIL");
     ZB_CHECK_MSG(pass, "%s: error word {%d, %d}", name, (int)w[0], (int)w[1]);
@@ -104,7 +147,25 @@ static void check_dev(const char *name, const float *d, const float *want, const
                       size_t n, double bound) {
     float *got = h_f(n);
     gc_download(got, d, FB(n));
-    gc_check(name, got, want, mag, n, bound);
+    gc_check(tagged(name), got, want, mag, n, bound);
+}
+
+/* Downloads n elements stored as DT and checks them against the fp32
+ * reference want: fp32 as check_dev; bf16 against want rounded to bf16,
+ * within the BF16 bound (two fp32 results a few ulp apart may round one
+ * bf16 ulp apart, at most 2^-7 of the value). */
+static void check_dev_s(const char *name, const void *d, const float *want, const double *mag,
+                        size_t n, double bound) {
+    if (DT == ZB_DTYPE_F32) {
+        check_dev(name, (const float *)d, want, mag, n, bound);
+        return;
+    }
+    zb_bf16 *bits = (zb_bf16 *)h_alloc(n * sizeof(zb_bf16));
+    float *got = h_f(n), *want_r = h_copy(want, n);
+    gc_download(bits, d, n * sizeof(zb_bf16));
+    for (size_t i = 0; i < n; i++) got[i] = zb_bf16_to_f32(bits[i]);
+    h_round(want_r, n);
+    gc_check(tagged(name), got, want_r, mag, n, bound > BF16 ? bound : BF16);
 }
 
 /* ---- embedding ------------------------------------------------------------ */
@@ -126,20 +187,21 @@ static void check_embedding(void) {
         for (int c = 0; c < C; c++) mag[(size_t)tok[i] * C + c] += fabs((double)dout[i * C + c]);
     }
     const int32_t *d_tok = (const int32_t *)gc_upload(tok, sizeof tok);
-    float *d_out = NANS(N * C), *d_dt = UP(dt0, V * C), *d_table = UP(table, V * C);
+    void *d_out = NANSS(N * C), *d_table = UPS(table, V * C);
+    float *d_dt = UP(dt0, V * C);
     int32_t *w_fwd = err_word_new(), *w_bwd = err_word_new(), *w_ok = err_word_new();
-    cudaError_t e = zb_cuda_embedding_fwd(S, d_out, d_tok, d_table, N, C, V, w_fwd);
+    cudaError_t e = zb_cuda_embedding_fwd(S, DT, d_out, d_tok, d_table, N, C, V, w_fwd);
     if (gc_ran("embedding_fwd", e, S)) {
-        check_dev("embedding_fwd", d_out, out_c, NULL, N * C, EXACT);
+        check_dev_s("embedding_fwd", d_out, out_c, NULL, N * C, EXACT);
         check_err_word("embedding_fwd bad ids", w_fwd, 1, V, -1);
     }
-    e = zb_cuda_embedding_bwd(S, d_dt, d_tok, UP(dout, N * C), N, C, V, w_bwd);
+    e = zb_cuda_embedding_bwd(S, DT, d_dt, d_tok, UPS(dout, N * C), N, C, V, w_bwd);
     if (gc_ran("embedding_bwd", e, S)) {
         check_dev("embedding_bwd dtable (atomics)", d_dt, dt_c, mag, V * C, REORDER);
         check_err_word("embedding_bwd bad ids", w_bwd, 1, V, -1);
     }
     /* good ids only (the first 7 rows): the word stays zero */
-    e = zb_cuda_embedding_fwd(S, d_out, d_tok, d_table, 7, C, V, w_ok);
+    e = zb_cuda_embedding_fwd(S, DT, d_out, d_tok, d_table, 7, C, V, w_ok);
     if (gc_ran("embedding_fwd", e, S)) {
         check_err_word("embedding_fwd good ids", w_ok, 0, 0, 0);
     }
@@ -153,6 +215,7 @@ static void check_rmsnorm(void) {
     float *x = h_rand(N * C, 2.0f), *w = h_rand(C, 0.5f), *dout = h_rand(N * C, 1.0f);
     float *dw0 = h_rand(C, 1.0f);
     for (int c = 0; c < C; c++) w[c] += 1.0f;
+    h_round(w, C);
     float *out_c = h_f(N * C), *r_c = h_f(N), *dx_c = h_f(N * C), *dw_c = h_copy(dw0, C);
     zb_cpu_rmsnorm_fwd(out_c, r_c, x, w, N, C, eps);
     zb_cpu_rmsnorm_bwd(dx_c, dw_c, dout, x, w, r_c, N, C);
@@ -169,24 +232,29 @@ static void check_rmsnorm(void) {
             mag_dw[c] += fabs((double)dout[o] * x[o] * r);
         }
     }
-    float *d_x = UP(x, N * C), *d_w = UP(w, C), *d_out = NANS(N * C), *d_r = NANS(N);
-    if (gc_ran("rmsnorm_fwd", zb_cuda_rmsnorm_fwd(S, d_out, d_r, d_x, d_w, N, C, eps), S)) {
-        check_dev("rmsnorm_fwd out", d_out, out_c, NULL, N * C, REORDER);
+    void *d_x = UPS(x, N * C), *d_w = UPS(w, C), *d_out = NANSS(N * C);
+    float *d_r = NANS(N);
+    if (gc_ran("rmsnorm_fwd", zb_cuda_rmsnorm_fwd(S, DT, d_out, d_r, d_x, d_w, N, C, eps), S)) {
+        check_dev_s("rmsnorm_fwd out", d_out, out_c, NULL, N * C, REORDER);
         check_dev("rmsnorm_fwd inv_rms", d_r, r_c, NULL, N, REORDER);
     }
-    float *d_x2 = UP(x, N * C), *d_r2 = NANS(N);
-    if (gc_ran("rmsnorm_fwd", zb_cuda_rmsnorm_fwd(S, d_x2, d_r2, d_x2, d_w, N, C, eps), S)) {
-        check_dev("rmsnorm_fwd out (in place)", d_x2, out_c, NULL, N * C, REORDER);
+    void *d_x2 = UPS(x, N * C);
+    float *d_r2 = NANS(N);
+    if (gc_ran("rmsnorm_fwd", zb_cuda_rmsnorm_fwd(S, DT, d_x2, d_r2, d_x2, d_w, N, C, eps), S)) {
+        check_dev_s("rmsnorm_fwd out (in place)", d_x2, out_c, NULL, N * C, REORDER);
     }
-    float *d_rc = UP(r_c, N), *d_dout = UP(dout, N * C), *d_dx = NANS(N * C), *d_dw = UP(dw0, C);
-    cudaError_t e = zb_cuda_rmsnorm_bwd(S, d_dx, d_dw, d_dout, d_x, d_w, d_rc, N, C);
+    float *d_rc = UP(r_c, N), *d_dw = UP(dw0, C);
+    void *d_dout = UPS(dout, N * C), *d_dx = NANSS(N * C);
+    cudaError_t e = zb_cuda_rmsnorm_bwd(S, DT, d_dx, d_dw, d_dout, d_x, d_w, d_rc, N, C);
     if (gc_ran("rmsnorm_bwd", e, S)) {
-        check_dev("rmsnorm_bwd dx", d_dx, dx_c, mag_dx, N * C, REORDER);
+        check_dev_s("rmsnorm_bwd dx", d_dx, dx_c, mag_dx, N * C, REORDER);
         check_dev("rmsnorm_bwd dweight (atomics)", d_dw, dw_c, mag_dw, C, REORDER);
     }
-    float *d_dd = UP(dout, N * C), *d_dw2 = UP(dw0, C); /* dx == dout */
-    if (gc_ran("rmsnorm_bwd", zb_cuda_rmsnorm_bwd(S, d_dd, d_dw2, d_dd, d_x, d_w, d_rc, N, C), S)) {
-        check_dev("rmsnorm_bwd dx (dx == dout)", d_dd, dx_c, mag_dx, N * C, REORDER);
+    void *d_dd = UPS(dout, N * C); /* dx == dout */
+    float *d_dw2 = UP(dw0, C);
+    e = zb_cuda_rmsnorm_bwd(S, DT, d_dd, d_dw2, d_dd, d_x, d_w, d_rc, N, C);
+    if (gc_ran("rmsnorm_bwd", e, S)) {
+        check_dev_s("rmsnorm_bwd dx (dx == dout)", d_dd, dx_c, mag_dx, N * C, REORDER);
         check_dev("rmsnorm_bwd dweight (dx == dout)", d_dw2, dw_c, mag_dw, C, REORDER);
     }
     done();
@@ -210,15 +278,15 @@ static void check_rope(void) {
         zb_status st = inverse ? zb_cpu_rope_bwd(want, x, B, T, NH, D, theta)
                                : zb_cpu_rope_fwd(want, x, B, T, NH, D, theta);
         ZB_CHECK_OK(st);
-        float *d_x = UP(x, n), *d_out = NANS(n), *d_io = UP(x, n);
-        cudaError_t e = inverse ? zb_cuda_rope_bwd(S, d_out, d_x, B, T, NH, D, theta)
-                                : zb_cuda_rope_fwd(S, d_out, d_x, B, T, NH, D, theta);
-        if (gc_ran(op, e, S)) check_dev(op, d_out, want, mag, n, EXACT);
-        e = inverse ? zb_cuda_rope_bwd(S, d_io, d_io, B, T, NH, D, theta)
-                    : zb_cuda_rope_fwd(S, d_io, d_io, B, T, NH, D, theta);
+        void *d_x = UPS(x, n), *d_out = NANSS(n), *d_io = UPS(x, n);
+        cudaError_t e = inverse ? zb_cuda_rope_bwd(S, DT, d_out, d_x, B, T, NH, D, theta)
+                                : zb_cuda_rope_fwd(S, DT, d_out, d_x, B, T, NH, D, theta);
+        if (gc_ran(op, e, S)) check_dev_s(op, d_out, want, mag, n, EXACT);
+        e = inverse ? zb_cuda_rope_bwd(S, DT, d_io, d_io, B, T, NH, D, theta)
+                    : zb_cuda_rope_fwd(S, DT, d_io, d_io, B, T, NH, D, theta);
         char name[64];
         snprintf(name, sizeof name, "%s (in place)", op);
-        if (gc_ran(op, e, S)) check_dev(name, d_io, want, mag, n, EXACT);
+        if (gc_ran(op, e, S)) check_dev_s(name, d_io, want, mag, n, EXACT);
         done();
     }
 }
@@ -270,32 +338,35 @@ static void check_attention(int B, int T, int H, int KVH, int D) {
     float *dout = h_rand(nq, 1.0f);
     float *out_c = h_f(nq), *p_c = h_f(np), *dq_c = h_f(nq), *dk_c = h_f(nkv), *dv_c = h_f(nkv);
     ZB_CHECK_OK(zb_cpu_attention_fwd(out_c, p_c, q, k, v, B, T, H, KVH, D));
-    ZB_CHECK_OK(zb_cpu_attention_bwd(dq_c, dk_c, dv_c, dout, q, k, v, p_c, B, T, H, KVH, D));
+    /* the backward reads the CPU's probs as stored (bf16: rounded) on both sides */
+    float *p_in = h_copy(p_c, np);
+    h_round(p_in, np);
+    ZB_CHECK_OK(zb_cpu_attention_bwd(dq_c, dk_c, dv_c, dout, q, k, v, p_in, B, T, H, KVH, D));
     double *m_out = h_d(nq), *m_p = h_d(np), *m_dq = h_d(nq), *m_dk = h_d(nkv), *m_dv = h_d(nkv);
     attention_mags(B, T, H, KVH, D, q, k, v, dout, p_c, m_out, m_p, m_dq, m_dk, m_dv);
 
     char tag[64], name[96];
     snprintf(tag, sizeof tag, "(T=%d H=%d KVH=%d D=%d)", T, H, KVH, D);
-    float *d_q = UP(q, nq), *d_k = UP(k, nkv), *d_v = UP(v, nkv);
-    float *d_out = NANS(nq), *d_p = NANS(np);
-    cudaError_t e = zb_cuda_attention_fwd(S, d_out, d_p, d_q, d_k, d_v, B, T, H, KVH, D);
+    void *d_q = UPS(q, nq), *d_k = UPS(k, nkv), *d_v = UPS(v, nkv);
+    void *d_out = NANSS(nq), *d_p = NANSS(np);
+    cudaError_t e = zb_cuda_attention_fwd(S, DT, d_out, d_p, d_q, d_k, d_v, B, T, H, KVH, D);
     if (gc_ran("attention_fwd", e, S)) {
         snprintf(name, sizeof name, "attention_fwd out %s", tag);
-        check_dev(name, d_out, out_c, m_out, nq, REORDER);
+        check_dev_s(name, d_out, out_c, m_out, nq, REORDER);
         snprintf(name, sizeof name, "attention_fwd probs %s", tag);
-        check_dev(name, d_p, p_c, m_p, np, REORDER);
+        check_dev_s(name, d_p, p_c, m_p, np, REORDER);
     }
     /* the backward reads the CPU's probs, so both sides start equal */
-    float *d_pc = UP(p_c, np), *d_dout = UP(dout, nq);
-    float *d_dq = NANS(nq), *d_dk = NANS(nkv), *d_dv = NANS(nkv);
-    if (gc_ran("attention_bwd", zb_cuda_attention_bwd(S, d_dq, d_dk, d_dv, d_dout, d_q, d_k, d_v,
-                                                      d_pc, B, T, H, KVH, D), S)) {
+    void *d_pc = UPS(p_in, np), *d_dout = UPS(dout, nq);
+    void *d_dq = NANSS(nq), *d_dk = NANSS(nkv), *d_dv = NANSS(nkv);
+    if (gc_ran("attention_bwd", zb_cuda_attention_bwd(S, DT, d_dq, d_dk, d_dv, d_dout, d_q, d_k,
+                                                      d_v, d_pc, B, T, H, KVH, D), S)) {
         snprintf(name, sizeof name, "attention_bwd dq %s", tag);
-        check_dev(name, d_dq, dq_c, m_dq, nq, REORDER);
+        check_dev_s(name, d_dq, dq_c, m_dq, nq, REORDER);
         snprintf(name, sizeof name, "attention_bwd dk %s", tag);
-        check_dev(name, d_dk, dk_c, m_dk, nkv, REORDER);
+        check_dev_s(name, d_dk, dk_c, m_dk, nkv, REORDER);
         snprintf(name, sizeof name, "attention_bwd dv %s", tag);
-        check_dev(name, d_dv, dv_c, m_dv, nkv, REORDER);
+        check_dev_s(name, d_dv, dv_c, m_dv, nkv, REORDER);
     }
     done();
 }
@@ -314,19 +385,19 @@ static void check_elementwise(void) {
         m_dg[i] = fabs((double)dh[i] * up[i]) * s * (1.0 + fabs(g) * (1.0 - s));
         m_du[i] = fabs((double)dh[i] * g * s);
     }
-    float *d_g = UP(gate, N), *d_u = UP(up, N), *d_dh = UP(dh, N), *d_h = NANS(N);
-    if (gc_ran("swiglu_fwd", zb_cuda_swiglu_fwd(S, d_h, d_g, d_u, N), S)) {
-        check_dev("swiglu_fwd", d_h, h_c, NULL, N, EXACT);
+    void *d_g = UPS(gate, N), *d_u = UPS(up, N), *d_dh = UPS(dh, N), *d_h = NANSS(N);
+    if (gc_ran("swiglu_fwd", zb_cuda_swiglu_fwd(S, DT, d_h, d_g, d_u, N), S)) {
+        check_dev_s("swiglu_fwd", d_h, h_c, NULL, N, EXACT);
     }
-    float *d_dg = NANS(N), *d_du = NANS(N);
-    if (gc_ran("swiglu_bwd", zb_cuda_swiglu_bwd(S, d_dg, d_du, d_dh, d_g, d_u, N), S)) {
-        check_dev("swiglu_bwd dgate", d_dg, dg_c, m_dg, N, EXACT);
-        check_dev("swiglu_bwd dup", d_du, du_c, m_du, N, EXACT);
+    void *d_dg = NANSS(N), *d_du = NANSS(N);
+    if (gc_ran("swiglu_bwd", zb_cuda_swiglu_bwd(S, DT, d_dg, d_du, d_dh, d_g, d_u, N), S)) {
+        check_dev_s("swiglu_bwd dgate", d_dg, dg_c, m_dg, N, EXACT);
+        check_dev_s("swiglu_bwd dup", d_du, du_c, m_du, N, EXACT);
     }
-    float *d_g2 = UP(gate, N), *d_u2 = UP(up, N); /* dgate == gate, dup == up */
-    if (gc_ran("swiglu_bwd", zb_cuda_swiglu_bwd(S, d_g2, d_u2, d_dh, d_g2, d_u2, N), S)) {
-        check_dev("swiglu_bwd dgate (in place)", d_g2, dg_c, m_dg, N, EXACT);
-        check_dev("swiglu_bwd dup (in place)", d_u2, du_c, m_du, N, EXACT);
+    void *d_g2 = UPS(gate, N), *d_u2 = UPS(up, N); /* dgate == gate, dup == up */
+    if (gc_ran("swiglu_bwd", zb_cuda_swiglu_bwd(S, DT, d_g2, d_u2, d_dh, d_g2, d_u2, N), S)) {
+        check_dev_s("swiglu_bwd dgate (in place)", d_g2, dg_c, m_dg, N, EXACT);
+        check_dev_s("swiglu_bwd dup (in place)", d_u2, du_c, m_du, N, EXACT);
     }
 
     float *a = h_rand(N, 3.0f), *b = h_rand(N, 3.0f), *sum_c = h_f(N), *acc_c = h_copy(a, N);
@@ -334,16 +405,16 @@ static void check_elementwise(void) {
     zb_cpu_accumulate(acc_c, b, N);
     double *m_ab = h_d(N);
     for (int i = 0; i < N; i++) m_ab[i] = fabs((double)a[i]) + fabs((double)b[i]);
-    float *d_a = UP(a, N), *d_b = UP(b, N), *d_s = NANS(N);
-    if (gc_ran("residual_fwd", zb_cuda_residual_fwd(S, d_s, d_a, d_b, N), S)) {
-        check_dev("residual_fwd", d_s, sum_c, m_ab, N, EXACT);
+    void *d_a = UPS(a, N), *d_b = UPS(b, N), *d_s = NANSS(N);
+    if (gc_ran("residual_fwd", zb_cuda_residual_fwd(S, DT, d_s, d_a, d_b, N), S)) {
+        check_dev_s("residual_fwd", d_s, sum_c, m_ab, N, EXACT);
     }
-    if (gc_ran("residual_fwd", zb_cuda_residual_fwd(S, d_a, d_a, d_b, N), S)) {
-        check_dev("residual_fwd (out == a)", d_a, sum_c, m_ab, N, EXACT);
+    if (gc_ran("residual_fwd", zb_cuda_residual_fwd(S, DT, d_a, d_a, d_b, N), S)) {
+        check_dev_s("residual_fwd (out == a)", d_a, sum_c, m_ab, N, EXACT);
     }
-    float *d_acc = UP(a, N);
-    if (gc_ran("accumulate", zb_cuda_accumulate(S, d_acc, d_b, N), S)) {
-        check_dev("accumulate", d_acc, acc_c, m_ab, N, EXACT);
+    void *d_acc = UPS(a, N);
+    if (gc_ran("accumulate", zb_cuda_accumulate(S, DT, d_acc, d_b, N), S)) {
+        check_dev_s("accumulate", d_acc, acc_c, m_ab, N, EXACT);
     }
 
     const float values[2] = {0.37f, 0.0f};
@@ -382,24 +453,26 @@ static void check_cross_entropy(void) {
         }
     }
     const int32_t *d_t = (const int32_t *)gc_upload(tgt, sizeof tgt);
-    float *d_lg = UP(logits, (size_t)N * V), *d_loss = NANS(1), *d_lse = NANS(N);
+    void *d_lg = UPS(logits, (size_t)N * V);
+    float *d_loss = NANS(1), *d_lse = NANS(N);
     int32_t *w_fwd = err_word_new(), *w_bwd = err_word_new();
     if (gc_ran("cross_entropy_fwd",
-               zb_cuda_cross_entropy_fwd(S, d_loss, d_lse, d_lg, d_t, N, V, w_fwd), S)) {
+               zb_cuda_cross_entropy_fwd(S, DT, d_loss, d_lse, d_lg, d_t, N, V, w_fwd), S)) {
         check_dev("cross_entropy_fwd lse", d_lse, lse_c, m_lse, N, REORDER);
         check_dev("cross_entropy_fwd loss (atomics)", d_loss, &loss_c, &m_loss, 1, REORDER);
         check_err_word("cross_entropy_fwd bad target", w_fwd, 1, V + 3, V + 3);
     }
-    float *d_lsec = UP(lse_c, N), *d_dl = NANS((size_t)N * V);
+    float *d_lsec = UP(lse_c, N);
+    void *d_dl = NANSS((size_t)N * V);
     if (gc_ran("cross_entropy_bwd",
-               zb_cuda_cross_entropy_bwd(S, d_dl, d_lg, d_lsec, d_t, N, V, dloss, w_bwd), S)) {
-        check_dev("cross_entropy_bwd", d_dl, dl_c, m_dl, (size_t)N * V, EXACT);
+               zb_cuda_cross_entropy_bwd(S, DT, d_dl, d_lg, d_lsec, d_t, N, V, dloss, w_bwd), S)) {
+        check_dev_s("cross_entropy_bwd", d_dl, dl_c, m_dl, (size_t)N * V, EXACT);
         check_err_word("cross_entropy_bwd bad target", w_bwd, 1, V + 3, V + 3);
     }
-    float *d_lg2 = UP(logits, (size_t)N * V); /* dlogits == logits */
+    void *d_lg2 = UPS(logits, (size_t)N * V); /* dlogits == logits */
     if (gc_ran("cross_entropy_bwd",
-               zb_cuda_cross_entropy_bwd(S, d_lg2, d_lg2, d_lsec, d_t, N, V, dloss, NULL), S)) {
-        check_dev("cross_entropy_bwd (in place)", d_lg2, dl_c, m_dl, (size_t)N * V, EXACT);
+               zb_cuda_cross_entropy_bwd(S, DT, d_lg2, d_lg2, d_lsec, d_t, N, V, dloss, NULL), S)) {
+        check_dev_s("cross_entropy_bwd (in place)", d_lg2, dl_c, m_dl, (size_t)N * V, EXACT);
     }
     done();
 }
@@ -475,6 +548,47 @@ static void check_casts(void) {
     done();
 }
 
+/* ---- an unknown storage dtype ------------------------------------------------- */
+/* Every launcher with a dtype refuses one it does not know with
+ * cudaErrorInvalidValue before launching anything (valid shapes, so only
+ * the dtype is wrong; the NULL pointers are never touched). */
+static void check_bad_dtype(void) {
+    const zb_dtype bad = ZB_DTYPE_COUNT;
+    struct {
+        const char *op;
+        cudaError_t e;
+    } r[] = {
+        {"embedding_fwd", zb_cuda_embedding_fwd(S, bad, NULL, NULL, NULL, 2, 4, 8, NULL)},
+        {"embedding_bwd", zb_cuda_embedding_bwd(S, bad, NULL, NULL, NULL, 2, 4, 8, NULL)},
+        {"rmsnorm_fwd", zb_cuda_rmsnorm_fwd(S, bad, NULL, NULL, NULL, NULL, 2, 4, 1e-5f)},
+        {"rmsnorm_bwd", zb_cuda_rmsnorm_bwd(S, bad, NULL, NULL, NULL, NULL, NULL, NULL, 2, 4)},
+        {"rope_fwd", zb_cuda_rope_fwd(S, bad, NULL, NULL, 1, 2, 2, 4, 1e4f)},
+        {"rope_bwd", zb_cuda_rope_bwd(S, bad, NULL, NULL, 1, 2, 2, 4, 1e4f)},
+        {"attention_fwd", zb_cuda_attention_fwd(S, bad, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1,
+                                                4)},
+        {"attention_bwd", zb_cuda_attention_bwd(S, bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                NULL, 1, 2, 2, 1, 4)},
+        {"swiglu_fwd", zb_cuda_swiglu_fwd(S, bad, NULL, NULL, NULL, 8)},
+        {"swiglu_bwd", zb_cuda_swiglu_bwd(S, bad, NULL, NULL, NULL, NULL, NULL, 8)},
+        {"residual_fwd", zb_cuda_residual_fwd(S, bad, NULL, NULL, NULL, 8)},
+        {"accumulate", zb_cuda_accumulate(S, bad, NULL, NULL, 8)},
+        {"cross_entropy_fwd", zb_cuda_cross_entropy_fwd(S, bad, NULL, NULL, NULL, NULL, 2, 8,
+                                                        NULL)},
+        {"cross_entropy_bwd", zb_cuda_cross_entropy_bwd(S, bad, NULL, NULL, NULL, NULL, 2, 8,
+                                                        1.0f, NULL)},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        int pass = r[i].e == cudaErrorInvalidValue;
+        printf("%-30s dtype %d refused: %s  %s\n", r[i].op, (int)bad, cudaGetErrorName(r[i].e),
+               pass ? "pass" : "FAIL");
+        ZB_CHECK_MSG(pass, "%s with dtype %d: %s, want cudaErrorInvalidValue", r[i].op, (int)bad,
+                     cudaGetErrorName(r[i].e));
+    }
+    /* nothing was launched: no launch error, and the stream is still clean */
+    ZB_CHECK(cudaGetLastError() == cudaSuccess);
+    ZB_CHECK(cudaStreamSynchronize(S) == cudaSuccess);
+}
+
 int main(int argc, char **argv) {
     int n_dev = 0;
     cudaError_t e = cudaGetDeviceCount(&n_dev);
@@ -494,16 +608,24 @@ int main(int argc, char **argv) {
     GC_CUDA(cudaStreamCreate(&S));
     gc_self_test();
 
-    check_embedding();
-    check_rmsnorm();
-    check_rope();
-    check_attention(2, 37, 4, 2, 24);
-    check_attention(1, 150, 6, 2, 72);
-    check_attention(1, 20, 3, 3, 40); /* no grouping (KVH == H) */
-    check_elementwise();
-    check_cross_entropy();
+    for (int pass = 0; pass < 2; pass++) {
+        DT = pass ? ZB_DTYPE_BF16 : ZB_DTYPE_F32;
+        printf("-- activations and weights stored as %s --\n", zb_dtype_name(DT));
+        check_embedding();
+        check_rmsnorm();
+        check_rope();
+        check_attention(2, 37, 4, 2, 24);
+        check_attention(1, 150, 6, 2, 72);
+        check_attention(1, 20, 3, 3, 40); /* no grouping (KVH == H) */
+        check_attention(2, 11, 4, 2, 3);  /* odd D: bf16's pdp slot spans two elements */
+        check_attention(1, 9, 2, 1, 1);   /* D = 1: bf16 recomputes pdp (no slot) */
+        check_elementwise();
+        check_cross_entropy();
+    }
+    DT = ZB_DTYPE_F32;
     check_adamw();
     check_casts();
+    check_bad_dtype();
 
     GC_CUDA(cudaStreamDestroy(S));
     return zb_test_finish("test_cuda_kernels");

@@ -1,20 +1,27 @@
 /* cuBLASLt GEMM on the CUDA device against cblas (label gpu; exit 77 =
- * skipped when no GPU is usable). Fresh random inputs per case; fp32 and
- * bf16 (inputs and output bf16, fp32 accumulate); all four transposes; odd
- * shapes, padded strides and pointers off the 256-byte alignment; beta 0
- * (C pre-filled with a sentinel, so every element must be written) and
- * beta != 0.
- * The reference is cblas_dgemm on the same (bf16-rounded) inputs; the error
- * is max |C - ref| / max |ref|, at most 1e-5 for fp32 and 1e-2 for bf16.
+ * skipped when no GPU is usable). Fresh random inputs per case, in four
+ * type configurations: fp32; bf16 inputs and output (fp32 accumulate);
+ * bf16 inputs with an fp32 C (the desc's c_f32: mixed-precision weight
+ * gradients); fp32 with c_f32 set (must change nothing). All four
+ * transposes; odd shapes, padded strides and pointers off the 256-byte
+ * alignment; beta 0 (C pre-filled with a sentinel, so every element must
+ * be written) and beta != 0 (C read in its own type).
+ * The reference is cblas_dgemm on the same inputs widened exactly to
+ * double (bf16 inputs: the rounded values the GPU reads); the error is
+ * max |C - ref| / max |ref|, at most 1e-5 for fp32, 1e-2 for a bf16 C, and
+ * 1e-4 for an fp32 C behind bf16 inputs (tensor-core accumulation may
+ * truncate rather than round its partial sums, so fp32 SIMT's 1e-5 is not
+ * promised; a C rounded to bf16 by mistake would be off by ~1e-3).
  * Padding between rows of C must stay untouched. Also: the algorithm cache
- * misses once and then hits on a repeated GEMM, and a bad shape is refused
- * naming the shape. */
+ * misses once and then hits on a repeated GEMM, keeps a bf16 C and an
+ * fp32 C (c_f32) apart, and a bad shape is refused naming the shape. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bf16.h"
+#include "cublaslt_map.h"
 #include "cuda_backend.h"
 #include "device.h"
 #include "zb_test.h"
@@ -48,18 +55,20 @@ static void fill(void *h, double *ref, size_t n, zb_dtype t) {
     }
 }
 
-static void run_case(const gcase *c, zb_dtype t) {
-    size_t e = zb_dtype_size(t);
+/* One case: A and B in t, C in t or (c_f32) fp32. */
+static void run_case(const gcase *c, zb_dtype t, bool c_f32) {
+    zb_dtype tc = c_f32 ? ZB_DTYPE_F32 : t;
+    size_t e = zb_dtype_size(t), ec = zb_dtype_size(tc);
     int64_t lda = (c->ta ? c->m : c->k) + c->pad, ldb = (c->tb ? c->k : c->n) + c->pad;
     int64_t ldc = c->n + c->pad;
     size_t na = (size_t)((c->ta ? c->k : c->m) * lda), nb = (size_t)((c->tb ? c->n : c->k) * ldb);
     size_t nc = (size_t)(c->m * ldc);
-    void *ha = malloc(na * e), *hb = malloc(nb * e), *hc = malloc(nc * e);
+    void *ha = malloc(na * e), *hb = malloc(nb * e), *hc = malloc(nc * ec);
     double *ra = (double *)malloc(na * sizeof(double)), *rb = (double *)malloc(nb * sizeof(double));
     double *rc = (double *)malloc(nc * sizeof(double));
     fill(ha, ra, na, t);
     fill(hb, rb, nb, t);
-    fill(hc, rc, nc, t);
+    fill(hc, rc, nc, tc);
     /* 1536 = 1.5 * 2^10 is exact in bf16 and far outside any |C| here: it
      * marks padding, and with beta 0 the whole of C, so an element left
      * unwritten is caught whether or not cuBLASLt reads C when beta is 0. */
@@ -67,25 +76,25 @@ static void run_case(const gcase *c, zb_dtype t) {
     for (int i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < ldc; j++) {
             size_t idx = (size_t)(i * ldc + j);
-            float v = (j >= c->n || c->beta == 0.0f) ? sentinel : zb_dtype_load(hc, idx, t);
-            zb_dtype_store(hc, idx, t, v);
-            rc[idx] = (j >= c->n || c->beta == 0.0f) ? 0.0 : (double)zb_dtype_load(hc, idx, t);
+            float v = (j >= c->n || c->beta == 0.0f) ? sentinel : zb_dtype_load(hc, idx, tc);
+            zb_dtype_store(hc, idx, tc, v);
+            rc[idx] = (j >= c->n || c->beta == 0.0f) ? 0.0 : (double)zb_dtype_load(hc, idx, tc);
         }
     }
     char *da = NULL, *db = NULL, *dc = NULL;
-    size_t off = (size_t)c->offset * e;
+    size_t off = (size_t)c->offset * e, offc = (size_t)c->offset * ec;
     ZB_CHECK_OK(zb_dev_alloc(dev, na * e + off, ZB_MEM_BENCH_BUFFER, (void **)&da));
     ZB_CHECK_OK(zb_dev_alloc(dev, nb * e + off, ZB_MEM_BENCH_BUFFER, (void **)&db));
-    ZB_CHECK_OK(zb_dev_alloc(dev, nc * e + off, ZB_MEM_BENCH_BUFFER, (void **)&dc));
+    ZB_CHECK_OK(zb_dev_alloc(dev, nc * ec + offc, ZB_MEM_BENCH_BUFFER, (void **)&dc));
     if (!da || !db || !dc) return;
     ZB_CHECK_OK(dev->ops->memcpy_async(st, da + off, ha, na * e, NULL));
     ZB_CHECK_OK(dev->ops->memcpy_async(st, db + off, hb, nb * e, NULL));
-    ZB_CHECK_OK(dev->ops->memcpy_async(st, dc + off, hc, nc * e, NULL));
+    ZB_CHECK_OK(dev->ops->memcpy_async(st, dc + offc, hc, nc * ec, NULL));
     const float alpha = 1.25f;
     zb_gemm_desc g = {c->ta, c->tb, c->m, c->n, c->k, alpha, c->beta, da + off, lda, db + off, ldb,
-                      dc + off, ldc, t};
+                      dc + offc, ldc, t, c_f32};
     ZB_CHECK_OK(dev->ops->gemm(st, &g, NULL));
-    ZB_CHECK_OK(dev->ops->memcpy_async(st, hc, dc + off, nc * e, NULL));
+    ZB_CHECK_OK(dev->ops->memcpy_async(st, hc, dc + offc, nc * ec, NULL));
     ZB_CHECK_OK(dev->ops->stream_sync(st));
 
     /* Reference on the logical [M, N] block; beta 0 ignores C. */
@@ -97,7 +106,7 @@ static void run_case(const gcase *c, zb_dtype t) {
     for (int i = 0; i < c->m; i++) {
         for (int64_t j = 0; j < ldc; j++) {
             size_t idx = (size_t)(i * ldc + j);
-            float v = zb_dtype_load(hc, idx, t);
+            float v = zb_dtype_load(hc, idx, tc);
             if (j >= c->n) {
                 pad_touched += v != sentinel;
                 continue;
@@ -111,11 +120,13 @@ static void run_case(const gcase *c, zb_dtype t) {
         }
     }
     double rel = scale > 0 ? worst / scale : worst;
-    double tol = t == ZB_DTYPE_BF16 ? 1e-2 : 1e-5;
+    double tol = tc == ZB_DTYPE_BF16 ? 1e-2 : t == ZB_DTYPE_BF16 ? 1e-4 : 1e-5;
+    char shape[192];
+    zb_gemm_shape_text(&g, shape, sizeof shape);
     ZB_CHECK_MSG(unwritten == 0 && pad_touched == 0 && rel <= tol,
-                 "%s m=%d n=%d k=%d ta=%d tb=%d pad=%d offset=%d beta=%g: rel err %.3g (tol %g), "
-                 "%zu unwritten, %zu padding elements touched", zb_dtype_name(t), c->m, c->n, c->k,
-                 c->ta, c->tb, c->pad, c->offset, c->beta, rel, tol, unwritten, pad_touched);
+                 "%s pad=%d offset=%d beta=%g: rel err %.3g (tol %g), %zu unwritten, %zu "
+                 "padding elements touched", shape, c->pad, c->offset, c->beta, rel, tol,
+                 unwritten, pad_touched);
     zb_dev_free(dev, da);
     zb_dev_free(dev, db);
     zb_dev_free(dev, dc);
@@ -136,9 +147,16 @@ static void test_numerics(void) {
         {256, 512, 384, false, true, 8, 0, -1.0f}, {64, 176, 64, false, true, 0, 8, 1.0f},
         {512, 64, 1024, true, false, 0, 2, 0.0f},
     };
-    for (int t = 0; t < 2; t++) {
-        zb_dtype dt = t ? ZB_DTYPE_BF16 : ZB_DTYPE_F32;
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], dt);
+    static const struct {
+        zb_dtype t;
+        bool c_f32;
+    } types[] = {
+        {ZB_DTYPE_F32, false}, {ZB_DTYPE_BF16, false}, {ZB_DTYPE_BF16, true}, {ZB_DTYPE_F32, true},
+    };
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            run_case(&cases[i], types[t].t, types[t].c_f32);
+        }
     }
 }
 
@@ -163,6 +181,27 @@ static void test_cache_and_errors(void) {
                  (unsigned long long)misses[0], (unsigned long long)misses[1],
                  (unsigned long long)misses[2]);
     ZB_CHECK(entries[0] >= 20); /* the numerics cases' keys */
+
+    /* the same bf16 shape with a bf16 C and with an fp32 C: two plans */
+    zb_gemm_desc gb = g;
+    gb.dtype = ZB_DTYPE_BF16;
+    gb.m = 24; /* a shape no numerics case used */
+    size_t e0 = 0, e1 = 0, e2 = 0;
+    uint64_t m0 = 0, m1 = 0, m2 = 0;
+    zb_device_cuda_gemm_cache_stats(dev, &e0, NULL, &m0);
+    ZB_CHECK_OK(dev->ops->gemm(st, &gb, NULL));
+    zb_device_cuda_gemm_cache_stats(dev, &e1, NULL, &m1);
+    gb.c_f32 = true;
+    ZB_CHECK_OK(dev->ops->gemm(st, &gb, NULL));
+    zb_device_cuda_gemm_cache_stats(dev, &e2, NULL, &m2);
+    ZB_CHECK_MSG(e1 == e0 + 1 && m1 == m0 + 1 && e2 == e1 + 1 && m2 == m1 + 1,
+                 "c_f32 plans: entries %zu %zu %zu, misses %llu %llu %llu", e0, e1, e2,
+                 (unsigned long long)m0, (unsigned long long)m1, (unsigned long long)m2);
+    gb.lda = 8; /* refused, naming the mixed shape */
+    ZB_CHECK(dev->ops->gemm(st, &gb, NULL) == ZB_ERR_INVALID);
+    ZB_CHECK_MSG(strstr(zb_error_message(), "bf16->f32 gemm m=24 n=24 k=32 lda=8"), "'%s'",
+                 zb_error_message());
+    zb_error_clear();
 
     g.lda = 8; /* < k = 32 */
     ZB_CHECK(dev->ops->gemm(st, &g, NULL) == ZB_ERR_INVALID);

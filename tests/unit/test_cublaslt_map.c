@@ -5,6 +5,8 @@
  *     with the row-major definition, for all four transposes, padded
  *     strides and odd shapes, on random data;
  *   - the argument checks (messages name the shape);
+ *   - the dtypes: A/B in dtype, C in dtype or, with c_f32, fp32 (the
+ *     mapped c_dtype and the shape text "bf16->f32 gemm ...");
  *   - pointer alignment classes, the cache key, and the algorithm cache
  *     (growth, hits/misses, duplicates, values freed at destroy). */
 #include <math.h>
@@ -92,7 +94,8 @@ static void check_mapping(int64_t m, int64_t n, int64_t k, bool ta, bool tb, int
     ZB_CHECK(l.c.rows == l.m && l.c.cols == l.n && !l.c.trans);
     ZB_CHECK((uint64_t)l.a.ld >= l.a.rows && (uint64_t)l.b.ld >= l.b.rows &&
              (uint64_t)l.c.ld >= l.c.rows);
-    ZB_CHECK(l.a.ptr == B && l.b.ptr == A && l.c.ptr == C2 && l.dtype == ZB_DTYPE_F32);
+    ZB_CHECK(l.a.ptr == B && l.b.ptr == A && l.c.ptr == C2 && l.dtype == ZB_DTYPE_F32 &&
+             l.c_dtype == ZB_DTYPE_F32);
     out_of_layout = 0;
     lt_colmajor(&l, g.alpha, g.beta);
     ZB_CHECK_MSG(out_of_layout == 0, "%d reads outside the layouts (m=%lld n=%lld k=%lld ta=%d tb=%d)",
@@ -125,7 +128,7 @@ static void test_bad_arguments(void) {
     zb_gemm_desc g = {false, false, 4, 4, 4, 1.0f, 0.0f, x, 4, x, 4, x, 4, ZB_DTYPE_BF16};
     zb_lt_gemm l;
     ZB_CHECK_OK(zb_lt_map_gemm(&g, &l));
-    ZB_CHECK(l.dtype == ZB_DTYPE_BF16);
+    ZB_CHECK(l.dtype == ZB_DTYPE_BF16 && l.c_dtype == ZB_DTYPE_BF16);
     g.k = 0;
     ZB_CHECK(zb_lt_map_gemm(&g, &l) == ZB_ERR_INVALID);
     ZB_CHECK(strstr(zb_error_message(), "bf16 gemm m=4 n=4 k=0") != NULL);
@@ -146,6 +149,44 @@ static void test_bad_arguments(void) {
     ZB_CHECK(zb_lt_map_gemm(&g, &l) == ZB_ERR_INVALID);
 }
 
+/* c_f32: A and B stay in dtype, C (and D) is fp32; the shape text says so. */
+static void test_c_f32(void) {
+    float x[64];
+    char text[192];
+    zb_gemm_desc g = {false, true, 4, 8, 4, 1.0f, 1.0f, x, 4, x, 4, x, 8, ZB_DTYPE_BF16, true};
+    zb_lt_gemm l;
+    ZB_CHECK_OK(zb_lt_map_gemm(&g, &l));
+    ZB_CHECK(l.dtype == ZB_DTYPE_BF16 && l.c_dtype == ZB_DTYPE_F32);
+    zb_gemm_shape_text(&g, text, sizeof text);
+    ZB_CHECK_MSG(!strcmp(text, "bf16->f32 gemm m=4 n=8 k=4 lda=4 ldb=4 ldc=8 trans_a=0 trans_b=1"),
+                 "'%s'", text);
+    g.k = 0; /* refusals name the mixed shape */
+    ZB_CHECK(zb_lt_map_gemm(&g, &l) == ZB_ERR_INVALID);
+    ZB_CHECK_MSG(strstr(zb_error_message(), "bf16->f32 gemm m=4 n=8 k=0") != NULL, "'%s'",
+                 zb_error_message());
+    g.k = 4;
+    g.c_f32 = false;
+    ZB_CHECK_OK(zb_lt_map_gemm(&g, &l));
+    ZB_CHECK(l.c_dtype == ZB_DTYPE_BF16);
+    zb_gemm_shape_text(&g, text, sizeof text);
+    ZB_CHECK_MSG(!strncmp(text, "bf16 gemm m=4", 13), "'%s'", text);
+    /* fp32 inputs: c_f32 changes nothing but the flag */
+    g.dtype = ZB_DTYPE_F32;
+    g.c_f32 = true;
+    ZB_CHECK_OK(zb_lt_map_gemm(&g, &l));
+    ZB_CHECK(l.dtype == ZB_DTYPE_F32 && l.c_dtype == ZB_DTYPE_F32);
+    zb_gemm_shape_text(&g, text, sizeof text);
+    ZB_CHECK_MSG(!strncmp(text, "float gemm m=4", 14), "'%s'", text);
+    /* the key tells c_f32 apart: a bf16 C and an fp32 C need two plans */
+    zb_gemm_key k1, k2;
+    g.dtype = ZB_DTYPE_BF16;
+    zb_gemm_key_of(&g, &k1);
+    g.c_f32 = false;
+    zb_gemm_key_of(&g, &k2);
+    ZB_CHECK(k1.c_f32 == 1 && k2.c_f32 == 0);
+    ZB_CHECK(!zb_gemm_key_equal(&k1, &k2) && zb_gemm_key_hash(&k1) != zb_gemm_key_hash(&k2));
+}
+
 static void test_alignment_and_key(void) {
     ZB_CHECK(zb_ptr_alignment(NULL) == 256);
     ZB_CHECK(zb_ptr_alignment((const void *)(uintptr_t)0x1000) == 256);
@@ -162,7 +203,7 @@ static void test_alignment_and_key(void) {
     zb_gemm_key_of(&g, &k2);
     ZB_CHECK(zb_gemm_key_equal(&k1, &k2) && zb_gemm_key_hash(&k1) == zb_gemm_key_hash(&k2));
     /* Changing any one field gives a different key. */
-    for (int f = 0; f < 12; f++) {
+    for (int f = 0; f < 13; f++) {
         k2 = k1;
         switch (f) {
         case 0: k2.m++; break;
@@ -176,6 +217,7 @@ static void test_alignment_and_key(void) {
         case 8: k2.dtype ^= 1; break;
         case 9: k2.align_a = 2; break;
         case 10: k2.align_b = 2; break;
+        case 11: k2.c_f32 ^= 1; break;
         default: k2.align_c = 2; break;
         }
         ZB_CHECK_MSG(!zb_gemm_key_equal(&k1, &k2), "field %d ignored by the key", f);
@@ -234,6 +276,7 @@ static void test_cache(void) {
 int main(void) {
     test_mapping();
     test_bad_arguments();
+    test_c_f32();
     test_alignment_and_key();
     test_cache();
     return zb_test_finish("test_cublaslt_map");
