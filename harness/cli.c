@@ -57,16 +57,14 @@ static const opt_spec zb_opts[] = {
      "ZeRO stage: 0 (DDP), 1, 2, 3, or all (side by side)", "0|1|2|3|all"},
     {"recompute", 0, OPT_CHOICE, F(recompute), 0, 0, CMD_STEP,
      "none, or full (keep each unit's input, recompute its forward in backward)", "none|full"},
-    {"param-dtype", 0, OPT_CHOICE, F(param_dtype), 0, 0, CMD_STEP,
-     "compute-dtype parameters, gathered as such (default: bf16 on cuda, float on cpu); master "
-     "weights and AdamW states stay float",
-     "float|bf16"},
-    {"act-dtype", 0, OPT_CHOICE, F(act_dtype), 0, 0, CMD_STEP,
-     "activations, and the dtype the kernels and GEMMs read and write (math and accumulation "
-     "stay float; default: the --param-dtype; bf16 needs bf16 params)",
-     "float|bf16"},
-    {"grad-reduce-dtype", 0, OPT_CHOICE, F(grad_reduce_dtype), 0, 0, CMD_STEP,
-     "gradients as reduced across ranks (default: the --param-dtype)", "float|bf16"},
+    {"param-dtype", 0, OPT_DTYPE, F(param_dtype), 0, 0, CMD_STEP,
+     "float or bf16: compute-dtype parameters, gathered as such (default: bf16 on cuda, float "
+     "on cpu); master weights and AdamW states stay float"},
+    {"act-dtype", 0, OPT_DTYPE, F(act_dtype), 0, 0, CMD_STEP,
+     "float or bf16: activations, and the dtype the kernels and GEMMs read and write (math and "
+     "accumulation stay float; default: the --param-dtype; bf16 needs bf16 params)"},
+    {"grad-reduce-dtype", 0, OPT_DTYPE, F(grad_reduce_dtype), 0, 0, CMD_STEP,
+     "float or bf16: gradients as reduced across ranks (default: the --param-dtype)"},
     {"prefetch-depth", 0, OPT_INT, F(prefetch_depth), 1, 64, CMD_STEP,
      "gathered units alive ahead of use in prefetch mode"},
     {"steps", 0, OPT_INT, F(steps), 1, 1e6, CMD_STEP, "measured training steps"},
@@ -135,9 +133,9 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->steps = 10;
     cfg->warmup_steps = 2;
     cfg->prefetch_depth = 1;
-    cfg->param_dtype = -1;
-    cfg->act_dtype = -1;
-    cfg->grad_reduce_dtype = -1;
+    cfg->param_dtype = ZB_DTYPE_UNSET;
+    cfg->act_dtype = ZB_DTYPE_UNSET;
+    cfg->grad_reduce_dtype = ZB_DTYPE_UNSET;
     cfg->lr = 3e-3;
     cfg->seed = 1234;
 }
@@ -268,9 +266,14 @@ static zb_status set_value(const opt_spec *o, const char *value, zb_config *cfg)
         if (strcmp(value, "on") && strcmp(value, "off")) return bad_value(o, value, "expected on or off");
         *(bool *)field = !strcmp(value, "on");
         return ZB_OK;
-    case OPT_DTYPE:
-        if (zb_dtype_parse(value, &cfg->dtype) != ZB_OK) return bad_value(o, value, "expected float or bf16");
+    case OPT_DTYPE: { /* every OPT_DTYPE field is a zb_dtype */
+        zb_dtype t;
+        if (zb_dtype_parse(value, &t) != ZB_OK) {
+            return bad_value(o, value, "accepted: float, bf16 (or fp32, bfloat16)");
+        }
+        memcpy(field, &t, sizeof t);
         return ZB_OK;
+    }
     case OPT_SHAPE:
         if (cfg->n_shapes >= ZB_MAX_SHAPES) return bad_value(o, value, "too many shapes (at most 64)");
         if (zb_parse_shape(value, cfg->shapes[cfg->n_shapes]) != ZB_OK) {
@@ -417,10 +420,9 @@ void zb_cli_usage(zb_command cmd, char *out, size_t n) {
 
 void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
                            zb_dtype *act, zb_dtype *grad) {
-    /* The choices "float|bf16" store their index, which is the zb_dtype. */
     bool gpu = device && !strcmp(device, "cuda");
-    *param = cfg->param_dtype >= 0 ? (zb_dtype)cfg->param_dtype
-                                   : (gpu ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
-    *act = cfg->act_dtype >= 0 ? (zb_dtype)cfg->act_dtype : *param;
-    *grad = cfg->grad_reduce_dtype >= 0 ? (zb_dtype)cfg->grad_reduce_dtype : *param;
+    *param = cfg->param_dtype != ZB_DTYPE_UNSET ? cfg->param_dtype
+                                                : (gpu ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
+    *act = cfg->act_dtype != ZB_DTYPE_UNSET ? cfg->act_dtype : *param;
+    *grad = cfg->grad_reduce_dtype != ZB_DTYPE_UNSET ? cfg->grad_reduce_dtype : *param;
 }

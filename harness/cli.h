@@ -42,6 +42,10 @@ typedef enum zb_average {
 typedef enum zb_step_mode { ZB_MODE_SYNC = 0, ZB_MODE_PREFETCH = 1, ZB_MODE_BOTH = 2 } zb_step_mode;
 #define ZB_STAGE_ALL 4 /* --stage all: 0, 1, 2 and 3 side by side */
 
+/* A dtype flag not given on the command line (its default depends on the
+ * device: zb_config_step_dtypes). */
+#define ZB_DTYPE_UNSET ((zb_dtype)-1)
+
 typedef struct zb_config {
     zb_command command;
     bool help;
@@ -71,9 +75,9 @@ typedef struct zb_config {
     int stage;            /* 0..3, or ZB_STAGE_ALL */
     int recompute;        /* 0 none, 1 full */
     int flops_causal;     /* 0: full attention matrix (torchtitan), 1: causal half */
-    int param_dtype;       /* zb_dtype of the compute-dtype params; -1: by device */
-    int act_dtype;         /* zb_dtype of activations and the math's storage; -1: param's */
-    int grad_reduce_dtype; /* zb_dtype of reduced gradients; -1: the param dtype */
+    zb_dtype param_dtype;       /* compute-dtype params; ZB_DTYPE_UNSET: by device */
+    zb_dtype act_dtype;         /* activations and the math's storage; UNSET: param's */
+    zb_dtype grad_reduce_dtype; /* reduced gradients; ZB_DTYPE_UNSET: the param dtype */
     int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
     int64_t steps, warmup_steps, prefetch_depth;
     double lr;

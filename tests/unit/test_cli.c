@@ -302,13 +302,13 @@ static void test_accepted(void) {
      * and --grad-reduce-dtype (default -1: follow the param dtype); only
      * float and bf16, step only. zb_config_step_dtypes resolves them. */
     zb_dtype pd, ad, gd;
-    ZB_CHECK(cfg.param_dtype == -1 && cfg.act_dtype == -1 && cfg.grad_reduce_dtype == -1);
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_UNSET && cfg.act_dtype == ZB_DTYPE_UNSET && cfg.grad_reduce_dtype == ZB_DTYPE_UNSET);
     zb_config_step_dtypes(&cfg, "cpu", &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_F32 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_F32);
     zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_BF16 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype", "bf16"), &cfg);
-    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == -1);
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == ZB_DTYPE_UNSET);
     zb_config_step_dtypes(&cfg, "cpu", &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_BF16 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype=bf16", "--grad-reduce-dtype", "float"), &cfg);
@@ -317,10 +317,12 @@ static void test_accepted(void) {
     zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--grad-reduce-dtype", "bf16"), &cfg);
-    ZB_CHECK(cfg.param_dtype == -1 && cfg.grad_reduce_dtype == ZB_DTYPE_BF16);
+    ZB_CHECK(cfg.param_dtype == ZB_DTYPE_UNSET && cfg.grad_reduce_dtype == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype", "float"), &cfg);
     zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_F32 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_F32);
+    OK(ARGS("--grad-reduce-dtype", "fp32", "--act-dtype", "bfloat16"), &cfg); /* the spelling */
+    ZB_CHECK(cfg.grad_reduce_dtype == ZB_DTYPE_F32 && cfg.act_dtype == ZB_DTYPE_BF16);
     BAD(ARGS("--act-dtype", "fp16"), "--act-dtype", "accepted: float, bf16");
     BAD(ARGS("--param-dtype", "fp16"), "--param-dtype", "accepted: float, bf16");
     BAD(ARGS("--param-dtype", "bf16x"), "--param-dtype", "'bf16x'");
