@@ -89,7 +89,8 @@ void zb_gemm_key_of(const zb_gemm_desc *g, zb_gemm_key *out) {
     out->trans_a = g->trans_a ? 1 : 0;
     out->trans_b = g->trans_b ? 1 : 0;
     out->dtype = (int32_t)g->dtype;
-    out->c_f32 = g->c_f32 ? 1 : 0;
+    /* c_f32 changes nothing behind fp32 inputs: one plan for both */
+    out->c_f32 = g->c_f32 && g->dtype != ZB_DTYPE_F32 ? 1 : 0;
     out->align_a = zb_ptr_alignment(g->a);
     out->align_b = zb_ptr_alignment(g->b);
     out->align_c = zb_ptr_alignment(g->c);

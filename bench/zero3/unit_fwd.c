@@ -119,9 +119,12 @@ zb_status zb_unit_layer_forward(const zb_unit_ctx *c, int unit, const void *para
 
     kc = zb_unit_kcall(c, unit, L("attn_norm"));
     ZB_TRY(K->rmsnorm_fwd(&kc, s->xn1, s->rstd1, x_in, w[ZB_LAYER_ATTN_NORM], N, C, eps));
-    ZB_TRY(zb_unit_gemm(c, unit, L("wq"), false, true, N, HD, C, s->xn1, w[ZB_LAYER_WQ], s->q, 0, false));
-    ZB_TRY(zb_unit_gemm(c, unit, L("wk"), false, true, N, KD, C, s->xn1, w[ZB_LAYER_WK], s->k, 0, false));
-    ZB_TRY(zb_unit_gemm(c, unit, L("wv"), false, true, N, KD, C, s->xn1, w[ZB_LAYER_WV], s->v, 0, false));
+    ZB_TRY(zb_unit_gemm(c, unit, L("wq"), false, true, N, HD, C,
+                        s->xn1, w[ZB_LAYER_WQ], s->q, 0, false));
+    ZB_TRY(zb_unit_gemm(c, unit, L("wk"), false, true, N, KD, C,
+                        s->xn1, w[ZB_LAYER_WK], s->k, 0, false));
+    ZB_TRY(zb_unit_gemm(c, unit, L("wv"), false, true, N, KD, C,
+                        s->xn1, w[ZB_LAYER_WV], s->v, 0, false));
     kc = zb_unit_kcall(c, unit, L("rope_q"));
     ZB_TRY(K->rope_fwd(&kc, s->q, s->q, B, T, H, D, theta));
     kc = zb_unit_kcall(c, unit, L("rope_k"));
@@ -129,7 +132,8 @@ zb_status zb_unit_layer_forward(const zb_unit_ctx *c, int unit, const void *para
     kc = zb_unit_kcall(c, unit, L("attention"));
     ZB_TRY(K->attention_fwd(&kc, s->att, s->probs, s->q, s->k, s->v, B, T, H, KVH, D));
     /* h = x_in + att wo^T */
-    ZB_TRY(zb_unit_gemm(c, unit, L("wo"), false, true, N, C, HD, s->att, w[ZB_LAYER_WO], s->h, 0, false));
+    ZB_TRY(zb_unit_gemm(c, unit, L("wo"), false, true, N, C, HD,
+                        s->att, w[ZB_LAYER_WO], s->h, 0, false));
     kc = zb_unit_kcall(c, unit, L("residual_attn"));
     ZB_TRY(K->residual_fwd(&kc, s->h, s->h, x_in, NC));
     kc = zb_unit_kcall(c, unit, L("ffn_norm"));

@@ -7,8 +7,9 @@
  *   - the matmul descriptor and layouts built here from the same row-major
  *     -> column-major mapping as the harness (cublaslt_map.h), the same
  *     types (fp32 or bf16 inputs; output in the inputs' dtype, or fp32 with
- *     c_f32; CUBLAS_COMPUTE_32F, fp32 scale), and the first algorithm cuBLASLt's heuristic returns for the
- *     workspace and the pointers' alignments; no algorithm cache;
+ *     c_f32; CUBLAS_COMPUTE_32F, fp32 scale), and the first algorithm
+ *     cuBLASLt's heuristic returns for the workspace and the pointers'
+ *     alignments; no algorithm cache;
  *   - no harness stream, no op hooks, no CUPTI correlation (the tracer, when
  *     it runs, still sees the kernels: uncorrelated compute on a foreign
  *     stream).

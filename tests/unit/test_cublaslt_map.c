@@ -185,6 +185,12 @@ static void test_c_f32(void) {
     zb_gemm_key_of(&g, &k2);
     ZB_CHECK(k1.c_f32 == 1 && k2.c_f32 == 0);
     ZB_CHECK(!zb_gemm_key_equal(&k1, &k2) && zb_gemm_key_hash(&k1) != zb_gemm_key_hash(&k2));
+    /* ... but behind fp32 inputs c_f32 changes nothing: one plan */
+    g.dtype = ZB_DTYPE_F32;
+    zb_gemm_key_of(&g, &k1);
+    g.c_f32 = true;
+    zb_gemm_key_of(&g, &k2);
+    ZB_CHECK(zb_gemm_key_equal(&k1, &k2) && zb_gemm_key_hash(&k1) == zb_gemm_key_hash(&k2));
 }
 
 static void test_alignment_and_key(void) {
