@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "clock_sync.h"
 #include "config_json.h"
 #include "cpu_peak.h"
 #include "launch.h"
@@ -81,6 +82,7 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     ZB_TRY(check_output_path("--json", cfg->json_path));
     ZB_TRY(check_output_path("--csv", cfg->csv_path));
     ZB_TRY(check_output_path("--trace", cfg->trace_path));
+    ZB_TRY(zb_clock_skew_check());
     struct stat st;
     if (cfg->hostfile[0] && (stat(cfg->hostfile, &st) != 0 || !S_ISREG(st.st_mode) ||
                              access(cfg->hostfile, R_OK) != 0)) {
@@ -226,9 +228,9 @@ static void teardown_backends(zb_bench_ctx *ctx) {
     }
 }
 
-static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace) {
+static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace, const zb_clock_sync *sync) {
     const zb_config *cfg = ctx->cfg;
-    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, cfg->trace_path));
+    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, sync, cfg->trace_path));
     if (ctx->topo.rank != 0) return ZB_OK;
     if (cfg->json_path[0]) ZB_TRY(zb_report_write_json(ctx->report, cfg->json_path));
     if (cfg->csv_path[0]) ZB_TRY(zb_report_write_csv(ctx->report, cfg->csv_path));
@@ -253,7 +255,11 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     /* The step benchmark measures overlap from the trace, so it always traces. */
     zb_trace_init(&trace, ctx.topo.rank, cfg->trace_path[0] != '\0' || cfg->command == ZB_CMD_STEP);
     ctx.report = zb_report_new();
+    zb_clock_sync sync;
+    memset(&sync, 0, sizeof sync);
     st = agree_on_backends(&ctx);
+    /* Before any measured work, while the ranks are otherwise idle. */
+    if (st == ZB_OK) st = zb_clock_sync_run(&ctx.topo, cfg->timeout_s, &sync);
     if (st == ZB_OK) {
         choose_hw(&ctx);
         st = setup_backends(&ctx, &trace);
@@ -264,11 +270,12 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config);
         json_decref(config);
         zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
+        json_object_set_new(zb_report_meta(ctx.report), "clock_sync", zb_clock_sync_json(&sync));
     }
     if (st == ZB_OK && (cfg->command == ZB_CMD_GEMM || cfg->command == ZB_CMD_STEP)) set_peak(&ctx);
     if (st == ZB_OK) print_header(&ctx);
     if (st == ZB_OK) st = zb_bench_find(cfg->command)->run(&ctx);
-    if (st == ZB_OK) st = write_outputs(&ctx, &trace);
+    if (st == ZB_OK) st = write_outputs(&ctx, &trace, &sync);
     /* Bad input and a non-finite loss are found alike on every rank: end
      * normally. Anything else may have left ranks inside a collective. */
     bool agreed = st == ZB_ERR_INVALID || st == ZB_ERR_WRONG;
@@ -291,6 +298,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     zb_backends_finish(&ctx.backends);
     zb_report_free(ctx.report);
     zb_trace_destroy(&trace);
+    zb_clock_sync_free(&sync);
     zb_mpi_finalize();
     return code;
 }

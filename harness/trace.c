@@ -1,14 +1,55 @@
 /* Per-rank trace buffer (see trace.h). */
 #include "trace.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* The value's syntax alone, without recording an error: zb_now_ns may run
+ * on a thread that has an error message of its own to keep. */
+static bool skew_value(const char *value, int64_t *out) {
+    if (!value || !value[0] || value[0] == ' ' || value[0] == '\t') return false;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (errno != 0 || *end != '\0' || v > ZB_TEST_CLOCK_SKEW_MAX_NS || v < -ZB_TEST_CLOCK_SKEW_MAX_NS) {
+        return false;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+zb_status zb_clock_skew_parse(const char *value, int64_t *out) {
+    if (skew_value(value, out)) return ZB_OK;
+    char shown[68] = "";
+    size_t n = 0;
+    for (; value && value[n] && n < 64; n++) shown[n] = (value[n] < 0x20 || value[n] == 0x7f) ? '?' : value[n];
+    strcpy(shown + n, value && value[n] ? "..." : ""); /* one line, at most 64 characters of it */
+    return ZB_FAIL(ZB_ERR_INVALID, "%s='%s': expected an integer number of nanoseconds within +-%lld "
+                   "(a test hook that shifts this process's clock)", ZB_TEST_CLOCK_SKEW_ENV,
+                   shown, (long long)ZB_TEST_CLOCK_SKEW_MAX_NS);
+}
+
+zb_status zb_clock_skew_check(void) {
+    const char *v = getenv(ZB_TEST_CLOCK_SKEW_ENV);
+    int64_t skew;
+    return v ? zb_clock_skew_parse(v, &skew) : ZB_OK;
+}
+
+static pthread_once_t skew_once = PTHREAD_ONCE_INIT;
+static int64_t skew_ns; /* written once, under skew_once */
+
+static void skew_read(void) {
+    int64_t v = 0;
+    if (skew_value(getenv(ZB_TEST_CLOCK_SKEW_ENV), &v)) skew_ns = v;
+}
+
 int64_t zb_now_ns(void) {
+    pthread_once(&skew_once, skew_read);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + (int64_t)ts.tv_nsec;
+    return (int64_t)ts.tv_sec * 1000000000LL + (int64_t)ts.tv_nsec + skew_ns;
 }
 
 const char *zb_op_kind_name(zb_op_kind k) {

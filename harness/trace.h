@@ -64,8 +64,26 @@ typedef struct zb_trace {
     char stream_names[16][32];
 } zb_trace;
 
-/* Nanoseconds on CLOCK_MONOTONIC: the harness clock. */
+/* Nanoseconds on CLOCK_MONOTONIC: the harness clock. Every harness
+ * timestamp comes from here, so this is the one place the test hook below
+ * applies. */
 int64_t zb_now_ns(void);
+
+/* Test hook, for tests only: when the environment variable
+ * ZB_TEST_CLOCK_SKEW_NS is set to an integer S, zb_now_ns returns
+ * CLOCK_MONOTONIC + S in this process. Set the same S on every rank of an
+ * emulated node to give that node a clock origin of its own, as a real node
+ * has (tests/mpi/test_clock_sync.sh). Read once, at the first zb_now_ns. */
+#define ZB_TEST_CLOCK_SKEW_ENV "ZB_TEST_CLOCK_SKEW_NS"
+#define ZB_TEST_CLOCK_SKEW_MAX_NS 1000000000000000LL /* 1e15 ns, about 11.6 days */
+
+/* Parses a ZB_TEST_CLOCK_SKEW_NS value: a decimal integer (optional sign)
+ * within +-ZB_TEST_CLOCK_SKEW_MAX_NS, nothing else. ZB_ERR_INVALID naming
+ * the variable and the value. */
+zb_status zb_clock_skew_parse(const char *value, int64_t *out);
+/* Checks the environment's ZB_TEST_CLOCK_SKEW_NS, if set (main refuses a
+ * bad value before any work; zb_now_ns alone would ignore it). */
+zb_status zb_clock_skew_check(void);
 
 zb_status zb_trace_init(zb_trace *t, int rank, bool enabled);
 void zb_trace_destroy(zb_trace *t);

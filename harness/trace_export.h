@@ -1,18 +1,28 @@
 /* Writes every rank's trace records as one Chrome trace-event JSON file
  * (opens in Perfetto and chrome://tracing): pid = rank, tid = stream,
  * ts/dur in microseconds from the earliest record, args carry unit, op kind,
- * bytes and flops (DESIGN.md §5). */
+ * bytes and flops (DESIGN.md §5).
+ *
+ * Ranks on other nodes than rank 0's have clocks of their own origin: each
+ * rank's records are shifted by its measured offset (clock_sync.h) onto rank
+ * 0's clock, so the ranks' timelines line up to within the offsets'
+ * uncertainty. The offsets and uncertainties are written in the file's
+ * "otherData" (the format's trace-level metadata) as "clock_sync". The
+ * records themselves are left as they are: metrics use each rank's own
+ * clock. */
 #ifndef ZB_TRACE_EXPORT_H
 #define ZB_TRACE_EXPORT_H
 
+#include "clock_sync.h"
 #include "trace.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Collective: gathers the records to rank 0, which writes `path` atomically. */
-zb_status zb_trace_export_chrome(const zb_trace *t, const char *path);
+/* Collective: gathers the records to rank 0, which writes `path` atomically.
+ * `sync` NULL: no shift and no clock_sync metadata. */
+zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path);
 
 #ifdef __cplusplus
 }
