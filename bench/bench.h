@@ -49,10 +49,11 @@ typedef struct zb_bench {
 /* The plug-in for a subcommand, or NULL. */
 const zb_bench *zb_bench_find(zb_command cmd);
 
-/* Per-rank times reduced across ranks as -a says (collective). */
-double zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds);
-/* Sum of a per-rank count over ranks (collective). */
-int64_t zb_bench_sum(int64_t v);
+/* Per-rank times reduced across ranks as -a says, into *out (collective;
+ * the wait ends after --timeout with ZB_ERR_TIMEOUT, see mpi_wait.h). */
+zb_status zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds, double *out);
+/* Sum of a per-rank count over ranks, into *out (collective, as above). */
+zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out);
 
 /* gemm --compare-direct's baseline on a device (its ops->name), as the
  * table's group title: "direct BLAS" (cpu: cblas_sgemm), "direct cuBLASLt"

@@ -82,8 +82,7 @@ static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     ZB_TRY(ctx->dev->ops->stream_sync(ctx->comm_stream));
     zb_coll_args h = *a;
     h.recv = host;
-    *wrong = zb_bench_sum(zb_coll_count_wrong(def, &h));
-    return ZB_OK;
+    return zb_bench_sum(ctx, zb_coll_count_wrong(def, &h), wrong);
 }
 
 static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, void *host,
@@ -92,7 +91,7 @@ static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args
     ZB_TRY(load_input(ctx, def, a, host));
     double local = 0.0;
     ZB_TRY(timed_loop(ctx, def, a, &local));
-    row->seconds = zb_bench_reduce_time(ctx, local);
+    ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
     row->algbw_gbps = zb_algbw_gbps(def->kind, a->count, e, a->n_ranks, row->seconds);
     row->busbw_gbps = zb_busbw_gbps(def->kind, a->count, e, a->n_ranks, row->seconds);
     row->wrong = -1;
@@ -189,7 +188,7 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
         double direct_s = 0.0;
         if (cfg->compare_direct) {
             ZB_TRY(zb_coll_direct_time(def, &a[0], cfg->iters, cfg->warmup_iters, &direct_s));
-            direct_s = zb_bench_reduce_time(ctx, direct_s);
+            ZB_TRY(zb_bench_reduce_time(ctx, direct_s, &direct_s));
         }
         uint64_t used_bytes = def->kind == ZB_COLL_ALLREDUCE ? a[0].count * e
                                                              : a[0].count * e * (uint64_t)a[0].n_ranks;

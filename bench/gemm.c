@@ -271,14 +271,14 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
     if (st == ZB_OK) st = upload(ctx, b.b, h.b, nb, dtype);
     if (st == ZB_OK) st = time_gemm(ctx, &g, sec);
     if (st == ZB_OK && cfg->check) st = download(ctx, h.c, b.c, nc, dtype);
-    if (st == ZB_OK) {
-        *sec = zb_bench_reduce_time(ctx, *sec);
-        if (cfg->check) *wrong = zb_bench_sum(check_sampled(s, &h, dtype, 77 + (uint64_t)ctx->topo.rank));
-        /* After the check's download: the direct run overwrites C. */
-        double local = 0.0;
-        if (cfg->compare_direct) st = time_direct(ctx, &g, &local);
-        if (st == ZB_OK && cfg->compare_direct) *direct_s = zb_bench_reduce_time(ctx, local);
+    if (st == ZB_OK) st = zb_bench_reduce_time(ctx, *sec, sec);
+    if (st == ZB_OK && cfg->check) {
+        st = zb_bench_sum(ctx, check_sampled(s, &h, dtype, 77 + (uint64_t)ctx->topo.rank), wrong);
     }
+    /* After the check's download: the direct run overwrites C. */
+    double local = 0.0;
+    if (st == ZB_OK && cfg->compare_direct) st = time_direct(ctx, &g, &local);
+    if (st == ZB_OK && cfg->compare_direct) st = zb_bench_reduce_time(ctx, local, direct_s);
     zb_dev_free(ctx->dev, b.c);
     zb_dev_free(ctx->dev, b.b);
     zb_dev_free(ctx->dev, b.a);

@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include "bench.h"
+#include "mpi_wait.h"
 
 static const zb_bench *const zb_benches[] = {
     &zb_bench_allgather,
@@ -18,22 +19,33 @@ const zb_bench *zb_bench_find(zb_command cmd) {
     return NULL;
 }
 
-double zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds) {
-    double out = seconds;
+zb_status zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds, double *out) {
+    double t = ctx->cfg->timeout_s, v = seconds;
+    zb_status st = ZB_OK;
     switch (ctx->cfg->average) {
-    case ZB_AVERAGE_RANK0: MPI_Bcast(&out, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
-    case ZB_AVERAGE_MEAN:
-        MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        out /= ctx->topo.n_ranks;
+    case ZB_AVERAGE_RANK0:
+        st = zb_mpi_bcast_bounded(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, "broadcasting rank 0's time", t);
         break;
-    case ZB_AVERAGE_MIN: MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD); break;
-    case ZB_AVERAGE_MAX: MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); break;
+    case ZB_AVERAGE_MEAN:
+        st = zb_mpi_allreduce_bounded(&seconds, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                                      "summing the ranks' times", t);
+        v /= ctx->topo.n_ranks;
+        break;
+    case ZB_AVERAGE_MIN:
+        st = zb_mpi_allreduce_bounded(&seconds, &v, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD,
+                                      "taking the ranks' minimum time", t);
+        break;
+    case ZB_AVERAGE_MAX:
+        st = zb_mpi_allreduce_bounded(&seconds, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                                      "taking the ranks' maximum time", t);
+        break;
     }
-    return out;
+    *out = v;
+    return st;
 }
 
-int64_t zb_bench_sum(int64_t v) {
-    int64_t out = 0;
-    MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return out;
+zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out) {
+    *out = 0;
+    return zb_mpi_allreduce_bounded(&v, out, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD, "summing the ranks' counts",
+                                    ctx->cfg->timeout_s);
 }

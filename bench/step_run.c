@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "mpi_wait.h"
 #include "step.h"
 
 typedef struct per_step {
@@ -36,16 +37,19 @@ static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_
                               r->end_ns + 1, ov);
 }
 
-/* Medians over all ranks' values of a per-step array (collective). */
-static double median_over_ranks(const zb_bench_ctx *ctx, const double *mine, int steps, double *min_out) {
+/* The median over all ranks' values of a per-step array, and their minimum
+ * when min_out is given (collective). */
+static zb_status median_over_ranks(const zb_bench_ctx *ctx, const double *mine, int steps, const char *what,
+                                   double *med_out, double *min_out) {
     int n = ctx->topo.n_ranks;
     double *all = (double *)malloc(sizeof(double) * (size_t)steps * (size_t)n);
-    if (!all) return NAN;
-    MPI_Allgather(mine, steps, MPI_DOUBLE, all, steps, MPI_DOUBLE, MPI_COMM_WORLD);
+    /* Not agreed on: this rank's failure ends the job (main aborts). */
+    if (!all) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory gathering %s over %d ranks", what, n);
+    ZB_TRY(zb_mpi_allgather_bounded(mine, all, steps, MPI_DOUBLE, MPI_COMM_WORLD, what, ctx->cfg->timeout_s));
     if (min_out) *min_out = zb_min(all, (size_t)steps * (size_t)n);
-    double med = zb_median(all, (size_t)steps * (size_t)n);
+    *med_out = zb_median(all, (size_t)steps * (size_t)n);
     free(all);
-    return med;
+    return ZB_OK;
 }
 
 static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, int s, int total, float loss,
@@ -65,10 +69,12 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
         zb_step_result r;
         ZB_TRY(zb_engine_step(e, s, &r));
         float loss = 0;
-        MPI_Allreduce(&r.loss, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        ZB_TRY(zb_mpi_allreduce_bounded(&r.loss, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                        "summing the step's loss", cfg->timeout_s));
         loss /= (float)ctx->topo.n_ranks;
         double local_ms = (double)(r.end_ns - r.start_ns) / 1e6, ms = 0;
-        MPI_Allreduce(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        ZB_TRY(zb_mpi_allreduce_bounded(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                                        "taking the step's maximum time", cfg->timeout_s));
         progress(ctx, plan, s, total, loss, ms, s < warm);
         if (!isfinite(loss)) {
             return ZB_FAIL(ZB_ERR_WRONG, "the loss is %g at step %d (stage %d, %s): stopping", (double)loss,
@@ -94,7 +100,7 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
     return ZB_OK;
 }
 
-static void summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
+static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
     int steps = (int)ctx->cfg->steps, n = ctx->topo.n_ranks;
     out->steps = steps;
     out->step_min_ms = zb_min(ps->step_ms, (size_t)steps);
@@ -104,12 +110,15 @@ static void summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps,
     out->tokens_per_s = plan->tokens_global / t;
     out->mfu_pct = zb_mfu_pct(plan->flops.model_flops, plan->tokens_global, t, n, ctx->peak_flops);
     out->hfu_pct = zb_mfu_pct(plan->flops.hardware_flops, plan->tokens_global, t, n, ctx->peak_flops);
-    out->overlap_pct = median_over_ranks(ctx, ps->overlap, steps, &out->overlap_min_pct);
-    out->exposed_comm_ms = median_over_ranks(ctx, ps->exposed, steps, NULL);
-    out->compute_ms = median_over_ranks(ctx, ps->compute, steps, NULL);
-    out->comm_ms = median_over_ranks(ctx, ps->comm, steps, NULL);
     out->hidden_pct = NAN;
     out->compute_slowdown_pct = NAN;
+    ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
+                             &out->overlap_min_pct));
+    ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
+                             &out->exposed_comm_ms, NULL));
+    ZB_TRY(median_over_ranks(ctx, ps->compute, steps, "gathering the compute time per step", &out->compute_ms,
+                             NULL));
+    return median_over_ranks(ctx, ps->comm, steps, "gathering the comm time per step", &out->comm_ms, NULL);
 }
 
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out) {
@@ -145,7 +154,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
             out->device_used_high_bytes = mi.used_high_bytes;
             out->library_bytes = mi.other_bytes;
         }
-        summarize(ctx, plan, &ps, out);
+        st = summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);
     free(block);

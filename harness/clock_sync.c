@@ -2,11 +2,11 @@
 #include "clock_sync.h"
 
 #include <mpi.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_wait.h"
 #include "trace.h"
 
 #define TAG_PING 7301
@@ -43,29 +43,7 @@ zb_status zb_clock_offset_estimate(const zb_clock_sample *samples, int n, int64_
 
 /* ---- MPI ------------------------------------------------------------------- */
 
-static zb_status mpi_fail(int rc, int rank, const char *call, const char *what) {
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    return ZB_FAIL(ZB_ERR_MPI, "rank %d: clock sync: %s for %s failed: %s", rank, call, what, text);
-}
-
-/* Polls `req` until it completes or timeout_s passes, as the MPI comm's
- * collectives do (comm_mpi.c): MPI_Test is what makes progress. */
-static zb_status wait_bounded(MPI_Request *req, int rank, const char *what, double timeout_s) {
-    int64_t deadline = zb_now_ns() + (int64_t)(timeout_s * 1e9);
-    int done = 0;
-    while (!done) {
-        int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, "MPI_Test", what);
-        if (!done && zb_now_ns() > deadline) {
-            return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: clock sync: %s did not complete within %g s (--timeout)",
-                           rank, what, timeout_s);
-        }
-        if (!done) sched_yield();
-    }
-    return ZB_OK;
-}
+/* Every wait is bounded (mpi_wait.h); every message names the clock sync. */
 
 /* Rank 0's side: answers each node leader's pings with its clock, leaders
  * in node order (the order in which they are waiting). */
@@ -76,14 +54,16 @@ static zb_status serve(MPI_Comm comm, const int *leader, int n_nodes, double tim
             char ping = 0;
             MPI_Request req;
             int rc = MPI_Irecv(&ping, 1, MPI_CHAR, leader[k], TAG_PING, comm, &req);
-            snprintf(what, sizeof what, "ping %d/%d from rank %d", i + 1, ZB_CLOCK_SYNC_ROUND_TRIPS, leader[k]);
-            if (rc != MPI_SUCCESS) return mpi_fail(rc, 0, "MPI_Irecv", what);
-            ZB_TRY(wait_bounded(&req, 0, what, timeout_s));
+            snprintf(what, sizeof what, "clock sync: ping %d/%d from rank %d", i + 1, ZB_CLOCK_SYNC_ROUND_TRIPS,
+                     leader[k]);
+            if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Irecv", what);
+            ZB_TRY(zb_mpi_wait(&req, what, timeout_s));
             int64_t now = zb_now_ns(); /* between the ping's arrival and the reply */
             rc = MPI_Isend(&now, 1, MPI_INT64_T, leader[k], TAG_REPLY, comm, &req);
-            snprintf(what, sizeof what, "reply %d/%d to rank %d", i + 1, ZB_CLOCK_SYNC_ROUND_TRIPS, leader[k]);
-            if (rc != MPI_SUCCESS) return mpi_fail(rc, 0, "MPI_Isend", what);
-            ZB_TRY(wait_bounded(&req, 0, what, timeout_s));
+            snprintf(what, sizeof what, "clock sync: reply %d/%d to rank %d", i + 1, ZB_CLOCK_SYNC_ROUND_TRIPS,
+                     leader[k]);
+            if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Isend", what);
+            ZB_TRY(zb_mpi_wait(&req, what, timeout_s));
         }
     }
     return ZB_OK;
@@ -98,16 +78,16 @@ static zb_status measure(MPI_Comm comm, int rank, double timeout_s, int64_t *off
         char ping = 0;
         int64_t remote = 0;
         MPI_Request reqs[2];
-        snprintf(what, sizeof what, "round trip %d/%d to rank 0", i + 1, ZB_CLOCK_SYNC_ROUND_TRIPS);
+        snprintf(what, sizeof what, "clock sync: round trip %d/%d to rank 0", i + 1, ZB_CLOCK_SYNC_ROUND_TRIPS);
         /* The reply's receive is posted first, so t_recv is not delayed by it. */
         int rc = MPI_Irecv(&remote, 1, MPI_INT64_T, 0, TAG_REPLY, comm, &reqs[1]);
-        if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, "MPI_Irecv", what);
+        if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Irecv", what);
         s[i].t_send_ns = zb_now_ns();
         rc = MPI_Isend(&ping, 1, MPI_CHAR, 0, TAG_PING, comm, &reqs[0]);
-        if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, "MPI_Isend", what);
-        ZB_TRY(wait_bounded(&reqs[1], rank, what, timeout_s));
+        if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Isend", what);
+        ZB_TRY(zb_mpi_wait(&reqs[1], what, timeout_s));
         s[i].t_recv_ns = zb_now_ns();
-        ZB_TRY(wait_bounded(&reqs[0], rank, what, timeout_s));
+        ZB_TRY(zb_mpi_wait(&reqs[0], what, timeout_s));
         s[i].t_remote_ns = remote;
     }
     /* Not bad input: only this rank sees it, so it must end the job (main
@@ -122,8 +102,8 @@ static zb_status measure(MPI_Comm comm, int rank, double timeout_s, int64_t *off
 static zb_status sync_nodes(MPI_Comm comm, const zb_topology *t, double timeout_s, zb_clock_sync *out) {
     MPI_Request req;
     int rc = MPI_Iallgather(&t->node, 1, MPI_INT, out->node, 1, MPI_INT, comm, &req);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, t->rank, "MPI_Iallgather", "the node ids");
-    ZB_TRY(wait_bounded(&req, t->rank, "the all-gather of node ids", timeout_s));
+    if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Iallgather", "clock sync: the node ids");
+    ZB_TRY(zb_mpi_wait(&req, "clock sync: the all-gather of node ids", timeout_s));
     int *leader = (int *)malloc((size_t)t->n_nodes * sizeof *leader);
     int64_t mine[2] = {0, 0}; /* offset, uncertainty */
     int64_t *all = (int64_t *)calloc((size_t)t->n_ranks * 2, sizeof *all);
@@ -147,16 +127,16 @@ static zb_status sync_nodes(MPI_Comm comm, const zb_topology *t, double timeout_
     }
     if (st == ZB_OK) {
         rc = MPI_Iallgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, comm, &req);
-        if (rc != MPI_SUCCESS) st = mpi_fail(rc, t->rank, "MPI_Iallgather", "the offsets");
+        if (rc != MPI_SUCCESS) st = zb_mpi_call_failed(rc, "MPI_Iallgather", "clock sync: the offsets");
     }
-    if (st == ZB_OK) st = wait_bounded(&req, t->rank, "the all-gather of offsets", timeout_s);
+    if (st == ZB_OK) st = zb_mpi_wait(&req, "clock sync: the all-gather of offsets", timeout_s);
     for (int r = 0; st == ZB_OK && r < t->n_ranks; r++) {
         int lead = leader[out->node[r]];
         out->offset_ns[r] = all[2 * lead];
         out->uncertainty_ns[r] = all[2 * lead + 1];
     }
     free(leader);
-    free(all);
+    if (st != ZB_ERR_TIMEOUT) free(all); /* else MPI may still write it (mpi_wait.h) */
     return st;
 }
 
@@ -177,8 +157,8 @@ zb_status zb_clock_sync_run(const zb_topology *t, double timeout_s, zb_clock_syn
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Request req;
     int rc = MPI_Comm_idup(MPI_COMM_WORLD, &comm, &req);
-    if (rc != MPI_SUCCESS) return mpi_fail(rc, t->rank, "MPI_Comm_idup", "MPI_COMM_WORLD");
-    ZB_TRY(wait_bounded(&req, t->rank, "MPI_Comm_idup", timeout_s));
+    if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Comm_idup", "clock sync: MPI_COMM_WORLD");
+    ZB_TRY(zb_mpi_wait(&req, "clock sync: MPI_Comm_idup", timeout_s));
     zb_status st = sync_nodes(comm, t, timeout_s, out);
     MPI_Comm_free(&comm);
     return st;

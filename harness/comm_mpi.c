@@ -24,7 +24,6 @@
  * thread); the cuda device's does (harness/cuda/device_cuda_host.c). */
 #include <limits.h>
 #include <mpi.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,7 @@
 #include "bf16.h"
 #include "comm.h"
 #include "comm_stage.h"
+#include "mpi_wait.h"
 
 #define ZB_MPI_MAX_STREAMS 8
 
@@ -123,21 +123,12 @@ static zb_status coll_run(void *arg) {
     const char *call = "";
     int rc = coll_start(op, &req, &call);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, call, op->label);
-    int64_t deadline = zb_now_ns() + (int64_t)(c->base.cfg.timeout_s * 1e9);
-    int done = 0;
-    while (!done) {
-        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, "MPI_Test", op->label);
-        if (!done && zb_now_ns() > deadline) {
-            return ZB_FAIL(ZB_ERR_TIMEOUT,
-                           "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
-                           rank, zb_coll_name(op->kind), op->label, op->unit,
-                           c->base.cfg.timeout_s);
-        }
-        /* Give the core to a runnable compute thread between polls: when
-         * ranks outnumber cores, a spinning poll would starve the very
-         * compute it is meant to overlap. Free when nothing else waits. */
-        if (!done) sched_yield();
+    /* The messages are formatted only on failure: this is the hot path. */
+    zb_mpi_poll p = zb_mpi_poll_until(&req, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc);
+    if (p == ZB_MPI_POLL_FAILED) return mpi_fail(rc, rank, "MPI_Test", op->label);
+    if (p == ZB_MPI_POLL_TIMED_OUT) {
+        return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
+                       rank, zb_coll_name(op->kind), op->label, op->unit, c->base.cfg.timeout_s);
     }
     size_t e = zb_dtype_size(op->dtype);
     if (op->kind == ZB_COLL_REDUCESCATTER &&
@@ -322,11 +313,20 @@ zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_st
     MPI_Comm_rank(MPI_COMM_WORLD, &c->base.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->base.n_ranks);
     for (int i = 0; i < n_streams; i++) {
-        int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->comms[i]);
-        if (rc != MPI_SUCCESS) {
+        /* Non-blocking, so that a rank that never comes cannot hang the job. */
+        MPI_Request req = MPI_REQUEST_NULL;
+        char what[ZB_LABEL_MAX + 64];
+        snprintf(what, sizeof what, "duplicating MPI_COMM_WORLD for stream '%s'", streams[i]->name);
+        int rc = MPI_Comm_idup(MPI_COMM_WORLD, &c->comms[i], &req);
+        zb_status st = rc == MPI_SUCCESS ? zb_mpi_wait(&req, what, c->base.cfg.timeout_s)
+                                         : mpi_fail(rc, c->base.rank, "MPI_Comm_idup", streams[i]->name);
+        /* Timed out: MPI may still write c->comms[i], so c stays allocated;
+         * the job ends (main aborts). */
+        if (st == ZB_ERR_TIMEOUT) return st;
+        if (st != ZB_OK) {
             c->n_streams = i;
             mpi_destroy(&c->base);
-            return mpi_fail(rc, c->base.rank, "MPI_Comm_dup", streams[i]->name);
+            return st;
         }
         MPI_Comm_set_errhandler(c->comms[i], MPI_ERRORS_RETURN);
         c->streams[i] = streams[i];

@@ -21,6 +21,7 @@
 #include "cpu_peak.h"
 #include "launch.h"
 #include "meta.h"
+#include "mpi_wait.h"
 #include "trace_export.h"
 
 /* Rank 0 of a job, or a process outside MPI: the one that prints. */
@@ -150,15 +151,22 @@ static void set_peak(zb_bench_ctx *ctx) {
     }
 }
 
-static void print_header(const zb_bench_ctx *ctx) {
+/* Collective: rank 0 prints the run's header, with one line per rank. */
+static zb_status print_header(const zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
     const zb_topology *t = &ctx->topo;
     char line[160];
     snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s", t->rank,
              t->hostname, t->node, t->local_rank, ctx->backends.device);
     char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
-    MPI_Gather(line, (int)sizeof line, MPI_CHAR, all, (int)sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (!ctx->out) return;
+    /* Not agreed on: rank 0's failure ends the job (main aborts). */
+    if (ctx->out && !all) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for %d header lines", t->n_ranks);
+    zb_status st = zb_mpi_gather_bounded(line, all, (int)sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD,
+                                         "gathering the header lines", cfg->timeout_s);
+    if (st != ZB_OK || !ctx->out) {
+        free(all);
+        return st;
+    }
     char layout[160];
     zb_topology_describe(t, layout, sizeof layout);
     fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
@@ -175,6 +183,7 @@ static void print_header(const zb_bench_ctx *ctx) {
             ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
     for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
     free(all);
+    return ZB_OK;
 }
 
 /* Creates device, streams and comm; the caller tears them down. */
@@ -194,7 +203,9 @@ static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
 static zb_status agree_on_backends(zb_bench_ctx *ctx) {
     zb_status st = zb_backends_resolve(ctx->cfg->backend, ctx->cfg->comm, &ctx->backends);
     int bad = st != ZB_OK, any_bad = 0;
-    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    /* A wait that succeeds records nothing: this rank's message survives it. */
+    ZB_TRY(zb_mpi_allreduce_bounded(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD,
+                                    "agreeing on the backends", ctx->cfg->timeout_s));
     if (bad) {
         /* Rank 0's message is printed by main; another rank names itself. */
         if (ctx->topo.rank != 0) fprintf(stderr, "zerobench: rank %d: %s\n", ctx->topo.rank, zb_error_message());
@@ -202,7 +213,8 @@ static zb_status agree_on_backends(zb_bench_ctx *ctx) {
     }
     if (any_bad) return ZB_FAIL(ZB_ERR_INVALID, "another rank could not use the requested backend");
     int cuda = !strcmp(ctx->backends.device, "cuda"), all_cuda = 0;
-    MPI_Allreduce(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ZB_TRY(zb_mpi_allreduce_bounded(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD,
+                                    "agreeing on the cuda device", ctx->cfg->timeout_s));
     if (cuda && !all_cuda) {
         /* Only --backend auto can get here: some rank has no GPU. */
         return zb_backends_resolve("cpu", ctx->cfg->comm, &ctx->backends);
@@ -230,7 +242,7 @@ static void teardown_backends(zb_bench_ctx *ctx) {
 
 static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace, const zb_clock_sync *sync) {
     const zb_config *cfg = ctx->cfg;
-    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, sync, cfg->trace_path));
+    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, sync, cfg->trace_path, cfg->timeout_s));
     if (ctx->topo.rank != 0) return ZB_OK;
     if (cfg->json_path[0]) ZB_TRY(zb_report_write_json(ctx->report, cfg->json_path));
     if (cfg->csv_path[0]) ZB_TRY(zb_report_write_csv(ctx->report, cfg->csv_path));
@@ -243,12 +255,17 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     memset(&ctx, 0, sizeof ctx);
     ctx.cfg = cfg;
     ctx.hw = *hw;
-    zb_status st = zb_topology_discover(&ctx.topo);
+    zb_status st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
     if (st == ZB_OK) st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
-    if (st != ZB_OK) {
+    if (st != ZB_OK && st != ZB_ERR_INVALID) {
+        /* A timeout or MPI failure: other ranks may be inside a collective. */
+        fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        zb_mpi_abort(1);
+    }
+    if (st != ZB_OK) { /* bad input, found alike on every rank */
         int code = fail_input();
         zb_mpi_finalize();
-        return st == ZB_ERR_INVALID ? code : 1;
+        return code;
     }
     ctx.out = ctx.topo.rank == 0 ? stdout : NULL;
     zb_trace trace;
@@ -267,13 +284,13 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     if (st == ZB_OK) {
         json_t *config = zb_config_to_json(cfg);
         json_object_set_new(config, "blas_threads", json_integer(ctx.blas_threads));
-        st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config);
+        st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config, cfg->timeout_s);
         json_decref(config);
         zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
         json_object_set_new(zb_report_meta(ctx.report), "clock_sync", zb_clock_sync_json(&sync));
     }
     if (st == ZB_OK && (cfg->command == ZB_CMD_GEMM || cfg->command == ZB_CMD_STEP)) set_peak(&ctx);
-    if (st == ZB_OK) print_header(&ctx);
+    if (st == ZB_OK) st = print_header(&ctx);
     if (st == ZB_OK) st = zb_bench_find(cfg->command)->run(&ctx);
     if (st == ZB_OK) st = write_outputs(&ctx, &trace, &sync);
     /* Bad input and a non-finite loss are found alike on every rank: end

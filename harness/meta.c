@@ -13,6 +13,8 @@
 #include <cblas.h>
 #include <mpi.h>
 
+#include "mpi_wait.h"
+
 extern char **environ;
 
 /* ---- pure helpers ------------------------------------------------------------- */
@@ -170,37 +172,30 @@ zb_status zb_meta_unique_hosts(json_t *out, const char *names, int n, size_t str
 
 /* ---- the collective part ------------------------------------------------------- */
 
-static zb_status zb_mpi_fail(int rc, const char *call) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "error %d", rc);
-    return ZB_FAIL(ZB_ERR_MPI, "meta: %s failed: %s", call, msg);
-}
-
 /* Gathers every rank's host name (all ranks get all names) into the new
  * array *hosts. Every rank makes the same two calls whatever happens
  * locally: an allocation failure anywhere is agreed on first. */
-static zb_status zb_meta_gather_hosts(json_t **hosts, int *n_ranks) {
+static zb_status zb_meta_gather_hosts(json_t **hosts, int *n_ranks, double timeout_s) {
     char mine[ZB_META_HOST_BYTES];
     memset(mine, 0, sizeof mine);
     if (gethostname(mine, sizeof mine - 1) != 0) snprintf(mine, sizeof mine, "unknown");
     int size = 1, rc = MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (rc != MPI_SUCCESS) return zb_mpi_fail(rc, "MPI_Comm_size");
+    if (rc != MPI_SUCCESS) return zb_mpi_call_failed(rc, "MPI_Comm_size", "meta: MPI_COMM_WORLD");
     *n_ranks = size;
     char *all = (char *)malloc((size_t)size * ZB_META_HOST_BYTES);
     int ok = all != NULL, all_ok = 0;
-    rc = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (rc != MPI_SUCCESS || !all_ok) {
+    zb_status s = zb_mpi_allreduce_bounded(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD,
+                                           "meta: agreeing on memory for the host names", timeout_s);
+    if (s != ZB_OK || !all_ok) {
         free(all);
-        if (rc != MPI_SUCCESS) return zb_mpi_fail(rc, "MPI_Allreduce");
+        if (s != ZB_OK) return s;
         return ZB_FAIL(ZB_ERR_NOMEM, "meta: out of memory gathering %d host names", size);
     }
-    rc = MPI_Allgather(mine, ZB_META_HOST_BYTES, MPI_CHAR, all, ZB_META_HOST_BYTES, MPI_CHAR, MPI_COMM_WORLD);
-    zb_status s = ZB_OK;
+    s = zb_mpi_allgather_bounded(mine, all, ZB_META_HOST_BYTES, MPI_CHAR, MPI_COMM_WORLD,
+                                 "meta: gathering the host names", timeout_s);
+    if (s != ZB_OK) return s; /* `all` may still be MPI's (mpi_wait.h): not freed */
     *hosts = json_array();
-    if (rc != MPI_SUCCESS)
-        s = zb_mpi_fail(rc, "MPI_Allgather");
-    else if (!*hosts)
+    if (!*hosts)
         s = ZB_FAIL(ZB_ERR_NOMEM, "meta: out of memory");
     else
         s = zb_meta_unique_hosts(*hosts, all, size, ZB_META_HOST_BYTES);
@@ -321,7 +316,7 @@ static zb_status zb_meta_put_local(json_t *meta, int argc, char *const *argv, co
     return zb_meta_put_env(meta);
 }
 
-zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_t *config) {
+zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_t *config, double timeout_s) {
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
@@ -329,7 +324,7 @@ zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_
         return ZB_FAIL(ZB_ERR_INVALID, "meta: zb_meta_collect needs MPI to be initialized (and not finalized)");
     json_t *hosts = NULL;
     int n_ranks = 0;
-    zb_status s = zb_meta_gather_hosts(&hosts, &n_ranks); /* the only collective: first */
+    zb_status s = zb_meta_gather_hosts(&hosts, &n_ranks, timeout_s); /* the only collective: first */
     if (s == ZB_OK && !json_is_object(meta))
         s = ZB_FAIL(ZB_ERR_INVALID, "meta: zb_meta_collect needs a JSON object to fill");
     if (s == ZB_OK && (argc < 0 || (argc > 0 && !argv)))

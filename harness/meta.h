@@ -44,9 +44,11 @@ extern "C" {
  * are replaced). `config` is borrowed and deep-copied; it may be NULL.
  * The one collective (the host name gather) happens before anything that can
  * fail locally, so a local failure on one rank never leaves the others
- * waiting. Returns ZB_ERR_INVALID (on every rank) when MPI is not
- * initialized or meta is not an object, ZB_ERR_MPI or ZB_ERR_NOMEM. */
-zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_t *config);
+ * waiting; its waits end after timeout_s (--timeout; <= 0: the default of
+ * mpi_wait.h) with ZB_ERR_TIMEOUT, which must end the job. Returns
+ * ZB_ERR_INVALID (on every rank) when MPI is not initialized or meta is not
+ * an object, ZB_ERR_MPI, ZB_ERR_NOMEM or ZB_ERR_TIMEOUT. */
+zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_t *config, double timeout_s);
 
 /* argv[0..argc) joined with single spaces; a word with anything but
  * [A-Za-z0-9_@%+=:,./-] in it (or an empty word) is single-quoted, with

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi_wait.h"
+
 #define ZB_NODE_ID_VALUE_MAX 64
 
 /* Records an MPI failure: the rank, the call and MPI's own error string. */
@@ -113,16 +115,18 @@ static void zb_node_env_read(zb_node_env *e) {
 
 /* Collective: every rank learns whether any rank has a bad or missing
  * ZB_NODE_ID, and all return the same status. */
-static zb_status zb_node_env_agree(const zb_node_env *e, int rank, int n_ranks) {
+static zb_status zb_node_env_agree(const zb_node_env *e, int rank, int n_ranks, double timeout_s) {
     /* MAX of n - rank picks the lowest rank with the property (0: none has it). */
     int mine[3] = {e->set ? n_ranks - rank : 0, e->set ? 0 : n_ranks - rank, e->bad ? n_ranks - rank : 0};
     int all[3] = {0, 0, 0};
-    ZB_MPI_TRY(MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    ZB_TRY(zb_mpi_allreduce_bounded(mine, all, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "agreeing on ZB_NODE_ID",
+                                    timeout_s));
     if (all[2] > 0) {
         int bad_rank = n_ranks - all[2];
         char value[ZB_NODE_ID_VALUE_MAX];
         memcpy(value, e->value, sizeof value);
-        ZB_MPI_TRY(MPI_Bcast(value, (int)sizeof value, MPI_CHAR, bad_rank, MPI_COMM_WORLD));
+        ZB_TRY(zb_mpi_bcast_bounded(value, (int)sizeof value, MPI_CHAR, bad_rank, MPI_COMM_WORLD,
+                                    "broadcasting the bad ZB_NODE_ID", timeout_s));
         value[sizeof value - 1] = '\0';
         return ZB_FAIL(ZB_ERR_INVALID,
                        "ZB_NODE_ID='%s' on rank %d: expected a non-negative integer (the emulated node index)",
@@ -146,7 +150,9 @@ static void zb_topology_hostname(zb_topology *t) {
 }
 
 /* Splits MPI_COMM_WORLD into nodes, keyed by world rank so local rank 0 is the
- * node's lowest world rank. */
+ * node's lowest world rank. Blocking (MPI 3.1 has no non-blocking split),
+ * but only reached after zb_node_env_agree's bounded all-reduce, which every
+ * rank must have joined. */
 static zb_status zb_node_comm(const zb_node_env *e, int rank, MPI_Comm *node) {
     if (e->set) {
         ZB_MPI_TRY(MPI_Comm_split(MPI_COMM_WORLD, e->id, rank, node));
@@ -159,7 +165,7 @@ static zb_status zb_node_comm(const zb_node_env *e, int rank, MPI_Comm *node) {
 /* Node index and count: local-rank-0 ranks form a communicator ordered by world
  * rank; its rank is the node index, its size the node count; each node's
  * leader broadcasts both to its node. */
-static zb_status zb_node_index(zb_topology *t, MPI_Comm node) {
+static zb_status zb_node_index(zb_topology *t, MPI_Comm node, double timeout_s) {
     MPI_Comm leaders = MPI_COMM_NULL;
     int color = t->local_rank == 0 ? 0 : MPI_UNDEFINED;
     int info[2] = {0, 0};
@@ -170,32 +176,35 @@ static zb_status zb_node_index(zb_topology *t, MPI_Comm node) {
         MPI_Comm_free(&leaders);
         if (rc != MPI_SUCCESS) return zb_mpi_fail(rc, "MPI_Comm_rank/size(leaders)", __LINE__);
     }
-    ZB_MPI_TRY(MPI_Bcast(info, 2, MPI_INT, 0, node));
+    ZB_TRY(zb_mpi_bcast_bounded(info, 2, MPI_INT, 0, node, "broadcasting the node index within the node",
+                                timeout_s));
     t->node = info[0];
     t->n_nodes = info[1];
     return ZB_OK;
 }
 
-static zb_status zb_node_sizes(zb_topology *t) {
+static zb_status zb_node_sizes(zb_topology *t, double timeout_s) {
     int mine[2] = {t->local_size, -t->local_size};
     int all[2] = {0, 0};
-    ZB_MPI_TRY(MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    ZB_TRY(zb_mpi_allreduce_bounded(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD, "agreeing on the node sizes",
+                                    timeout_s));
     t->local_size_max = all[0];
     t->local_size_min = -all[1];
     return ZB_OK;
 }
 
-static zb_status zb_topology_local(zb_topology *t, const zb_node_env *e) {
+static zb_status zb_topology_local(zb_topology *t, const zb_node_env *e, double timeout_s) {
     MPI_Comm node = MPI_COMM_NULL;
     ZB_TRY(zb_node_comm(e, t->rank, &node));
     int rc = MPI_Comm_rank(node, &t->local_rank);
     if (rc == MPI_SUCCESS) rc = MPI_Comm_size(node, &t->local_size);
-    zb_status s = rc == MPI_SUCCESS ? zb_node_index(t, node) : zb_mpi_fail(rc, "MPI_Comm_rank/size(node)", __LINE__);
+    zb_status s = rc == MPI_SUCCESS ? zb_node_index(t, node, timeout_s)
+                                    : zb_mpi_fail(rc, "MPI_Comm_rank/size(node)", __LINE__);
     MPI_Comm_free(&node);
     return s;
 }
 
-zb_status zb_topology_discover(zb_topology *out) {
+zb_status zb_topology_discover(zb_topology *out, double timeout_s) {
     if (out == NULL) return ZB_FAIL(ZB_ERR_INVALID, "zb_topology_discover: no output");
     zb_topology t;
     memset(&t, 0, sizeof t);
@@ -205,11 +214,11 @@ zb_status zb_topology_discover(zb_topology *out) {
 
     zb_node_env env;
     zb_node_env_read(&env);
-    ZB_TRY(zb_node_env_agree(&env, t.rank, t.n_ranks));
+    ZB_TRY(zb_node_env_agree(&env, t.rank, t.n_ranks, timeout_s));
     t.node_emulated = env.set;
 
-    ZB_TRY(zb_topology_local(&t, &env));
-    ZB_TRY(zb_node_sizes(&t));
+    ZB_TRY(zb_topology_local(&t, &env, timeout_s));
+    ZB_TRY(zb_node_sizes(&t, timeout_s));
     *out = t;
     return ZB_OK;
 }

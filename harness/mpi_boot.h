@@ -52,8 +52,13 @@ zb_status zb_node_id_parse(const char *value, int *out);
 /* Collective over MPI_COMM_WORLD: fills `out` (see zb_topology). Every rank
  * returns the same status: ZB_ERR_INVALID when some rank's ZB_NODE_ID is not a
  * non-negative integer (naming the value) or when ZB_NODE_ID is set on some
- * ranks but not all; ZB_ERR_MPI when an MPI call fails. */
-zb_status zb_topology_discover(zb_topology *out);
+ * ranks but not all; ZB_ERR_MPI when an MPI call fails. Each collective
+ * waits at most timeout_s (--timeout; <= 0: ZB_MPI_WAIT_DEFAULT_S), else
+ * ZB_ERR_TIMEOUT on the ranks that waited (mpi_wait.h): end the job then.
+ * The communicator splits have no non-blocking form in MPI 3.1 and block:
+ * every rank reaches them unconditionally, right after a bounded all-reduce
+ * that every rank has joined. */
+zb_status zb_topology_discover(zb_topology *out, double timeout_s);
 
 /* No communication; every rank reaches the same verdict from the same data.
  * nodes <= 0: nothing was asked, ZB_OK. Otherwise the job must span exactly

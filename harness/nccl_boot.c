@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mpi_wait.h"
+
 /* What the root broadcasts: its status and message travel with the id so a
  * failure on the root reaches every rank in the same single broadcast. */
 typedef struct id_packet {
@@ -14,7 +16,7 @@ typedef struct id_packet {
     char message[ZB_ERROR_MAX];
 } id_packet;
 
-zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx,
+zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx, double timeout_s,
                            unsigned char id[ZB_NCCL_ID_BYTES]) {
     int rank = 0, world_rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -26,14 +28,8 @@ zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx,
         pkt.status = (int32_t)st;
         if (st != ZB_OK) snprintf(pkt.message, sizeof pkt.message, "%s", zb_error_message());
     }
-    int rc = MPI_Bcast(&pkt, (int)sizeof pkt, MPI_BYTE, 0, comm);
-    if (rc != MPI_SUCCESS) {
-        char text[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, text, &len);
-        return ZB_FAIL(ZB_ERR_MPI, "rank %d: MPI_Bcast of the NCCL unique id failed: %s",
-                       world_rank, text);
-    }
+    ZB_TRY(zb_mpi_bcast_bounded(&pkt, (int)sizeof pkt, MPI_BYTE, 0, comm, "broadcasting the NCCL unique id",
+                                timeout_s));
     if (pkt.status != (int32_t)ZB_OK) {
         /* A code out of range would be a corrupt packet: call it an MPI error. */
         if (pkt.status < 0 || pkt.status > (int32_t)ZB_ERR_INTERNAL) pkt.status = ZB_ERR_MPI;

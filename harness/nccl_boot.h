@@ -28,8 +28,10 @@ typedef zb_status (*zb_nccl_make_id_fn)(void *ctx, unsigned char id[ZB_NCCL_ID_B
  * all ranks return the same status: ZB_OK with the same bytes in `id`, or
  * the root's failure ("rank R: rank 0 could not create the NCCL unique id:
  * <root's message>"), or ZB_ERR_MPI when the broadcast fails. No rank is
- * left waiting when the root fails. */
-zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx,
+ * left waiting when the root fails; a broadcast the root never joins ends
+ * after timeout_s (--timeout; <= 0: the default of mpi_wait.h) with
+ * ZB_ERR_TIMEOUT, which must end the job. */
+zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx, double timeout_s,
                            unsigned char id[ZB_NCCL_ID_BYTES]);
 
 /* NCCL_VERSION_CODE (or ncclGetVersion's result) as "major.minor.patch":

@@ -8,17 +8,26 @@
 #include <string.h>
 
 #include "atomic_file.h"
+#include "mpi_wait.h"
 #include "report.h"
 
-/* Gathers all ranks' records on rank 0; *all is malloc'ed there. */
-static zb_status gather_records(const zb_trace *t, zb_trace_record **all, int *n_all) {
+/* Gathers all ranks' records on rank 0; *all is malloc'ed there. On a
+ * timeout the buffers may still be MPI's (mpi_wait.h): they are not freed. */
+static zb_status gather_records(const zb_trace *t, double timeout_s, zb_trace_record **all, int *n_all) {
     int rank, n_ranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
     int mine = (int)(t->n_records * sizeof(zb_trace_record));
     int *counts = rank == 0 ? (int *)calloc((size_t)n_ranks, sizeof(int)) : NULL;
     int *offsets = rank == 0 ? (int *)calloc((size_t)n_ranks, sizeof(int)) : NULL;
-    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    /* Not agreed on: rank 0's failure ends the job (main aborts). */
+    if (rank == 0 && (!counts || !offsets)) {
+        free(counts);
+        free(offsets);
+        return ZB_FAIL(ZB_ERR_NOMEM, "out of memory gathering the trace of %d ranks", n_ranks);
+    }
+    ZB_TRY(zb_mpi_gather_bounded(&mine, counts, 1, MPI_INT, 0, MPI_COMM_WORLD, "gathering the trace record counts",
+                                 timeout_s));
     long long total = 0;
     if (rank == 0) {
         for (int r = 0; r < n_ranks; r++) {
@@ -27,10 +36,17 @@ static zb_status gather_records(const zb_trace *t, zb_trace_record **all, int *n
         }
     }
     bool too_big = total > 0x7fffffffLL;
-    MPI_Bcast(&too_big, 1, MPI_C_BOOL, 0, MPI_COMM_WORLD);
+    ZB_TRY(zb_mpi_bcast_bounded(&too_big, 1, MPI_C_BOOL, 0, MPI_COMM_WORLD, "broadcasting the trace size check",
+                                timeout_s));
     char *buf = (rank == 0 && !too_big) ? (char *)malloc((size_t)total + 1) : NULL;
+    if (rank == 0 && !too_big && !buf) { /* as above: the job ends */
+        free(counts);
+        free(offsets);
+        return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the trace's %lld bytes", total);
+    }
     if (!too_big) {
-        MPI_Gatherv(t->records, mine, MPI_BYTE, buf, counts, offsets, MPI_BYTE, 0, MPI_COMM_WORLD);
+        ZB_TRY(zb_mpi_gatherv_bounded(t->records, mine, buf, counts, offsets, MPI_BYTE, 0, MPI_COMM_WORLD,
+                                      "gathering the trace records", timeout_s));
     }
     free(counts);
     free(offsets);
@@ -86,10 +102,11 @@ static void add_names(json_t *events, const zb_trace *t, const zb_trace_record *
     }
 }
 
-zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path) {
+zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path,
+                                 double timeout_s) {
     zb_trace_record *all = NULL;
     int n = 0;
-    ZB_TRY(gather_records(t, &all, &n));
+    ZB_TRY(gather_records(t, timeout_s, &all, &n));
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank != 0) return ZB_OK;

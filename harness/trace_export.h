@@ -21,8 +21,11 @@ extern "C" {
 #endif
 
 /* Collective: gathers the records to rank 0, which writes `path` atomically.
- * `sync` NULL: no shift and no clock_sync metadata. */
-zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path);
+ * `sync` NULL: no shift and no clock_sync metadata. Each wait ends after
+ * timeout_s (--timeout; <= 0: the default of mpi_wait.h) with
+ * ZB_ERR_TIMEOUT, which must end the job. */
+zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path,
+                                 double timeout_s);
 
 #ifdef __cplusplus
 }

@@ -399,7 +399,7 @@ zb_status zb_comm_nccl_create(zb_device *dev, zb_stream *const *streams, int n_s
     int rank = c->base.rank, n = c->base.n_ranks;
 
     unsigned char id_bytes[ZB_NCCL_ID_BYTES];
-    st = zb_nccl_bcast_id(MPI_COMM_WORLD, make_unique_id, NULL, id_bytes);
+    st = zb_nccl_bcast_id(MPI_COMM_WORLD, make_unique_id, NULL, c->base.cfg.timeout_s, id_bytes);
     if (st != ZB_OK) {
         nccl_destroy(&c->base);
         return st;

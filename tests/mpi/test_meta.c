@@ -85,7 +85,7 @@ static void test_collect(int rank, int size) {
     char *const words[] = {"zerobench", "--json", "out file.json", "it's"};
     json_t *config = json_pack("{s:s, s:i}", "mode", "prefetch", "nodes", 1);
     json_t *meta = json_object();
-    ZB_CHECK_OK(zb_meta_collect(meta, 4, words, config));
+    ZB_CHECK_OK(zb_meta_collect(meta, 4, words, config, 60.0));
     json_object_set_new(config, "mode", json_string("sync")); /* the copy must not change */
 
     json_t *hosts = json_object_get(meta, "hosts");
@@ -134,10 +134,10 @@ static void test_collect(int rank, int size) {
     json_decref(config);
 
     /* Bad arguments fail on every rank without hanging the others. */
-    ZB_CHECK(zb_meta_collect(NULL, 0, NULL, NULL) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_meta_collect(NULL, 0, NULL, NULL, 60.0) == ZB_ERR_INVALID);
     meta = json_object();
-    ZB_CHECK(zb_meta_collect(meta, -1, NULL, NULL) == ZB_ERR_INVALID);
-    ZB_CHECK_OK(zb_meta_collect(meta, 0, NULL, NULL));
+    ZB_CHECK(zb_meta_collect(meta, -1, NULL, NULL, 60.0) == ZB_ERR_INVALID);
+    ZB_CHECK_OK(zb_meta_collect(meta, 0, NULL, NULL, 60.0));
     ZB_CHECK(json_is_object(json_object_get(meta, "config")));
     json_decref(meta);
 }

@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
     fake_maker m = {0, 7u, false};
     unsigned char id[ZB_NCCL_ID_BYTES];
     memset(id, 0xa5 + rank, sizeof id);
-    ZB_CHECK_OK(zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &m, id));
+    ZB_CHECK_OK(zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &m, 60.0, id));
     ZB_CHECK(id_is(id, 7u));
     ZB_CHECK(m.calls == (rank == 0 ? 1 : 0));
     ZB_CHECK(count_calls_everywhere(MPI_COMM_WORLD, m.calls) == 1);
@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     fake_maker hm = {0, 100u + (unsigned)(rank % 2), false};
     memset(id, 0, sizeof id);
-    ZB_CHECK_OK(zb_nccl_bcast_id(half, make_fake, &hm, id));
+    ZB_CHECK_OK(zb_nccl_bcast_id(half, make_fake, &hm, 60.0, id));
     ZB_CHECK(id_is(id, 100u + (unsigned)(rank % 2)));
     ZB_CHECK(hm.calls == (rank < 2 ? 1 : 0));
     ZB_CHECK(count_calls_everywhere(MPI_COMM_WORLD, hm.calls) == (n >= 2 ? 2 : 1));
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
      * root's message, naming itself; the id is left as it was. */
     fake_maker bad = {0, 42u, true};
     memset(id, 0x11, sizeof id);
-    zb_status st = zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &bad, id);
+    zb_status st = zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &bad, 60.0, id);
     ZB_CHECK(st == ZB_ERR_MPI);
     const char *msg = zb_error_message();
     char want[64];
@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
 
     /* After a failure the next broadcast still works (nothing left queued). */
     fake_maker again = {0, 9u, false};
-    ZB_CHECK_OK(zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &again, id));
+    ZB_CHECK_OK(zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &again, 60.0, id));
     ZB_CHECK(id_is(id, 9u));
 
     /* Every rank's verdict: rank 0 reports for all. */

@@ -43,7 +43,7 @@ static void test_check(const zb_topology *t) {
 /* Discovery is collective and repeatable: a second call gives the same answer. */
 static void test_repeat(const zb_topology *t) {
     zb_topology again;
-    ZB_CHECK_OK(zb_topology_discover(&again));
+    ZB_CHECK_OK(zb_topology_discover(&again, 60.0));
     ZB_CHECK(again.node == t->node && again.n_nodes == t->n_nodes && again.local_rank == t->local_rank);
 }
 
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
     ZB_CHECK_OK(zb_mpi_init(&argc, &argv)); /* already initialized: only checks the level */
     zb_topology t;
     memset(&t, 0, sizeof t);
-    s = zb_topology_discover(&t);
+    s = zb_topology_discover(&t, 60.0);
     ZB_CHECK_OK(s);
     if (s == ZB_OK) {
         test_single_node(&t);

@@ -132,7 +132,7 @@ static void test_trace(const zb_topology *t, const zb_clock_sync *s) {
     char path[64] = "";
     if (t->rank == 0) snprintf(path, sizeof path, "/tmp/zb_test_trace_align_%d.json", (int)getpid());
     MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-    ZB_CHECK_OK(zb_trace_export_chrome(&tr, s, path));
+    ZB_CHECK_OK(zb_trace_export_chrome(&tr, s, path, 60.0));
     /* The records the metrics read stay on the rank's own clock. */
     ZB_CHECK(tr.n_records == 1 && tr.records[0].start_ns == a && tr.records[0].end_ns == b);
     if (t->rank == 0) {

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Control-plane collectives (topology discovery, meta, the NCCL id broadcast,
+# the trace gather; harness/mpi_wait.c) that a peer never joins end the
+# whole job within --timeout, with one line naming the rank, the op and
+# --timeout: never a hang. Each case runs tests/mpi/prog_control_timeout.c
+# on 2 ranks with a 1 s timeout; the last runs the zerobench binary ($ZB)
+# itself next to a rank that never joins anything, so main's own handling
+# (MPI_Abort on a timeout) is what ends the job.
+set -u
+bin="${ZB_TEST_BIN_DIR:?ZB_TEST_BIN_DIR not set}/prog_control_timeout"
+: "${ZB:?set ZB to the path of the zerobench binary}"
+export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+passed=0
+check() { if "$@"; then passed=$((passed + 1)); else echo "FAIL: $*"; fail=1; fi; }
+
+# expect NAME CODE MESSAGE -- COMMAND...: the job ends with CODE in under
+# 30 s (timeout(1) gives up at 60: 124 means it hung), and its output has
+# MESSAGE on exactly one line.
+expect() {
+    local name="$1" code="$2" msg="$3"
+    shift 4
+    local out="$tmp/$name.out" start rc elapsed
+    start=$(date +%s)
+    timeout 60 "$@" >"$out" 2>&1
+    rc=$?
+    elapsed=$(( $(date +%s) - start ))
+    local before=$fail
+    check [ "$rc" -eq "$code" ]
+    check [ "$elapsed" -lt 30 ]
+    check [ "$(grep -cF -- "$msg" "$out")" -eq 1 ]
+    if [ $fail -ne $before ]; then
+        echo "--- $name: exit $rc after ${elapsed}s, output:"
+        sed 's/^/   | /' "$out" | head -40
+    fi
+}
+
+for c in topology:1:"agreeing on ZB_NODE_ID" \
+         meta:1:"meta: agreeing on memory for the host names" \
+         nccl_id:1:"broadcasting the NCCL unique id" \
+         trace:0:"gathering the trace record counts" \
+         wait:1:"the test's barrier"; do
+    name=${c%%:*}
+    rest=${c#*:}
+    rank=${rest%%:*}
+    what=${rest#*:}
+    expect "$name" 3 "zerobench: rank $rank: $what did not complete within 1 s (--timeout)" -- \
+        mpirun --oversubscribe -np 2 "$bin" "$name"
+done
+
+# zerobench itself: rank 0 runs the benchmark, rank 1 only idles, so the
+# first collective (topology discovery) times out and main aborts the job.
+expect zerobench 1 "zerobench: rank 0: agreeing on ZB_NODE_ID did not complete within 1 s (--timeout)" -- \
+    mpirun --oversubscribe -np 1 "$ZB" allgather -b 1K -e 1K --timeout 1 : -np 1 "$bin" idle
+
+if [ $fail -ne 0 ]; then
+    echo "test_control_timeout: FAILED"
+    exit 1
+fi
+echo "test_control_timeout: $passed passed, 0 failed"
