@@ -1,8 +1,8 @@
 /* zb_emu: runs the real CUDA kernel sources (the .cu files of kernels/cuda/) on the CPU,
  * so that CI machines without a GPU check them against the CPU reference
- * kernels (test_cuda_kernels_emu). A test tool, not a simulator: it checks
- * what the kernels compute and how they use threads, barriers and memory,
- * not how fast they would run.
+ * kernels (test_cuda_kernels_emu, test_cuda_attention_emu). A test tool,
+ * not a simulator: it checks what the kernels compute and how they use
+ * threads, barriers and memory, not how fast they would run.
  *
  * How: tests/emu/cu2cpp.py rewrites each kernel launch into a call of
  * zb_emu_launch (include/cuda_runtime.h), and the host C++ compiler builds
@@ -64,7 +64,7 @@
  * report its later checks. One host thread launches at a time.
  *
  * Running and debugging: ctest -R emu, or tests/test_cuda_kernels_emu
- * [seed] in the build folder. The rewritten sources carry #line directives,
+ * [seed] (tests/test_cuda_attention_emu [seed]) in the build folder. The rewritten sources carry #line directives,
  * so compiler messages and gdb show the .cu files. In a Debug build a
  * breakpoint on a kernel line works, e.g. `break rope.cu:25 if
  * zb_emu_thread_idx.x == 7` (every fiber is the same OS thread to gdb).

@@ -1,172 +1,15 @@
-/* GPU kernel check: every CUDA kernel of kernels/cuda/ against its CPU
- * reference kernel (kernels/cpu/) on fresh random inputs (the seed is
- * printed; pass it as the first argument to rerun the same inputs). One
- * line per check: name, max relative error, bound, pass/FAIL. Exits 77
- * (CTest: skipped) when no CUDA device is usable.
- *
- * Storage: every op with activations or weights runs twice, with fp32
- * storage and with bf16 storage (the launchers' dtype). In the bf16 pass
- * the random inputs are rounded to bf16 first, so the CPU's fp32 reference
- * sees exactly the values the GPU widens; a bf16 output is compared with
- * the reference rounded to bf16 under the BF16 bound (fp32 outputs of the
- * pass, such as inv_rms, lse, loss, dweight and dtable, keep their fp32
- * bounds). Attention runs odd head dims too (D = 1 and 3: the bf16
- * backward's pdp slot; see attention_bwd.cu). An unknown dtype must be
- * refused with cudaErrorInvalidValue and nothing queued.
- *
- * err_i = |gpu_i - cpu_i| / mag_i (gpu_check.h), with mag_i the magnitude
- * of the terms that make element i (|cpu_i| where no cancellation can
- * occur). Bounds:
- *   EXACT   1e-5: the same fp32 operations in the same order (the CUDA
- *     kernels are built with --fmad=false and share the ZB_HD math), so
- *     only libm differs: CUDA's expf/sinf/cosf are within 2 ulp, powf 4 ulp
- *     (CUDA Programming Guide), glibc's within 1 ulp. RoPE's angle
- *     pos * inv_freq carries the powf difference times pos: with T = 12
- *     that is <= 11 * 6 ulp * 2^-23 = 8e-6 of the pair's norm.
- *   REORDER 1e-4: sums that the GPU adds in fp32 in another order than the
- *     CPU (which sums in double, or in fp32 row by row): two orders of a
- *     k-term fp32 sum differ by at most 2 k 2^-24 sum|terms| (Higham); the
- *     longest chains here (attention dk: rep*T + D = 3*150 + 72 terms, plus
- *     the dP / pdp sums feeding them) stay below 6e-5 of mag_i.
- *   BF16    1e-2: bf16 outputs (8 significant bits). The rounding is the
- *     same bf16.h code on both sides, so a cast's error is 0; an op's two
- *     fp32 results, a few ulp apart, may round to neighbouring bf16 values,
- *     one bf16 ulp = at most 2^-7 = 7.8e-3 of the value.
- * Every output a kernel writes starts as NaN (0xff bytes), so an element
- * left unwritten fails; accumulated outputs start from random values.
- * Bad token and target ids (one or two per test) must give the CPU's
- * values and be reported through the error word as {ZB_ERR_INVALID, id}.
- * Shapes: as kernels.h (N = B*T rows, q [B,T,H,D], k, v [B,T,KVH,D],
- * probs [B,H,T,T]); sizes are small, odd and not multiples of a block. */
-#include <cuda_runtime_api.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "cpu/zb_cpu_kernels.h"
-#include "cuda/zb_cuda_kernels.h"
-#include "gpu_check.h"
-#include "unit/kernel_test_util.h"
-
-#define EXACT 1e-5
-#define REORDER 1e-4
-#define BF16 1e-2
-
-static cudaStream_t S;
-static uint64_t rng;
-
-/* Host buffers, freed together after each op. */
-static void *host_bufs[128];
-static int n_host_bufs;
-
-static void *h_alloc(size_t bytes) {
-    if (n_host_bufs == 128) exit(1);
-    void *p = calloc(1, bytes ? bytes : 1);
-    if (!p) exit(1);
-    return host_bufs[n_host_bufs++] = p;
-}
-static float *h_f(size_t n) { return (float *)h_alloc(n * sizeof(float)); }
-static double *h_d(size_t n) { return (double *)h_alloc(n * sizeof(double)); }
-/* The storage dtype of the current pass (main runs the checks of ops with
- * activations and weights once per dtype). */
-static zb_dtype DT = ZB_DTYPE_F32;
-
-/* Rounds p [n] to values DT stores exactly (bf16: nearest even; fp32:
- * unchanged), so the CPU reference and the GPU see the same inputs. */
-static void h_round(float *p, size_t n) {
-    if (DT != ZB_DTYPE_BF16) return;
-    for (size_t i = 0; i < n; i++) p[i] = zb_bf16_to_f32(zb_f32_to_bf16(p[i]));
-}
-static float *h_rand(size_t n, float scale) {
-    float *p = h_f(n);
-    for (size_t i = 0; i < n; i++) p[i] = scale * kt_uniform(&rng);
-    h_round(p, n);
-    return p;
-}
-static float *h_copy(const float *src, size_t n) {
-    float *p = h_f(n);
-    memcpy(p, src, n * sizeof(float));
-    return p;
-}
-static void done(void) {
-    for (int i = 0; i < n_host_bufs; i++) free(host_bufs[i]);
-    n_host_bufs = 0;
-    gc_free_all();
-}
-
-#define FB(n) ((size_t)(n) * sizeof(float))
-#define UP(p, n) ((float *)gc_upload((p), FB(n)))
-#define NANS(n) ((float *)gc_nan(FB(n)))
-/* Storage (DT) buffers: activations and weights. */
-#define SB(n) ((size_t)(n) * zb_dtype_size(DT))
-#define NANSS(n) gc_nan(SB(n))
-
-/* A device copy of p [n] stored as DT (p holds DT-exact values). */
-static void *UPS(const float *p, size_t n) {
-    if (DT == ZB_DTYPE_F32) return gc_upload(p, FB(n));
-    zb_bf16 *bits = (zb_bf16 *)h_alloc(n * sizeof(zb_bf16));
-    for (size_t i = 0; i < n; i++) bits[i] = zb_f32_to_bf16(p[i]);
-    return gc_upload(bits, n * sizeof(zb_bf16));
-}
-
-/* "name [bf16]" in the bf16 pass, name as is in the fp32 pass. */
-static const char *tagged(const char *name) {
-    static char buf[128];
-    if (DT == ZB_DTYPE_F32) return name;
-    snprintf(buf, sizeof buf, "%s [%s]", name, zb_dtype_name(DT));
-    return buf;
-}
-
-/* A zeroed device error word (zb_cuda_kernels.h: {code, bad id}). */
-static int32_t *err_word_new(void) {
-    int32_t zero[2] = {0, 0};
-    return (int32_t *)gc_upload(zero, sizeof zero);
-}
-
-/* Checks that a kernel reported a bad id through its error word as
- * {ZB_ERR_INVALID, one of the bad ids a, b} (or, with expect_bad 0, that
- * it left the word zero). */
-static void check_err_word(const char *name, const int32_t *d_word, int expect_bad, int32_t a,
-                           int32_t b) {
-    int32_t w[2];
-    gc_download(w, d_word, sizeof w);
-    int pass = expect_bad ? (w[0] == (int32_t)ZB_ERR_INVALID && (w[1] == a || w[1] == b))
-                          : (w[0] == 0 && w[1] == 0);
-    name = tagged(name);
-    printf("%-30s error word {%d, %d}  want %s  %s\n", name, (int)w[0], (int)w[1],
-           expect_bad ? "{ZB_ERR_INVALID, bad id}" : "{0, 0}", pass ? "pass" : "FAIL");
-    ZB_CHECK_MSG(pass, "%s: error word {%d, %d}", name, (int)w[0], (int)w[1]);
-}
-
-/* Downloads n floats from d and checks them against want. */
-static void check_dev(const char *name, const float *d, const float *want, const double *mag,
-                      size_t n, double bound) {
-    float *got = h_f(n);
-    gc_download(got, d, FB(n));
-    gc_check(tagged(name), got, want, mag, n, bound);
-}
-
-/* Downloads n elements stored as DT and checks them against the fp32
- * reference want: fp32 as check_dev; bf16 against want rounded to bf16,
- * within the BF16 bound (two fp32 results a few ulp apart may round one
- * bf16 ulp apart, at most 2^-7 of the value). */
-static void check_dev_s(const char *name, const void *d, const float *want, const double *mag,
-                        size_t n, double bound) {
-    if (DT == ZB_DTYPE_F32) {
-        check_dev(name, (const float *)d, want, mag, n, bound);
-        return;
-    }
-    zb_bf16 *bits = (zb_bf16 *)h_alloc(n * sizeof(zb_bf16));
-    float *got = h_f(n), *want_r = h_copy(want, n);
-    gc_download(bits, d, n * sizeof(zb_bf16));
-    for (size_t i = 0; i < n; i++) got[i] = zb_bf16_to_f32(bits[i]);
-    h_round(want_r, n);
-    gc_check(tagged(name), got, want_r, mag, n, bound > BF16 ? bound : BF16);
-}
+/* GPU kernel check: every CUDA kernel launcher of kernels/cuda/ but
+ * attention's (test_cuda_attention.c) against its CPU reference kernel
+ * (kernels/cpu/): embedding, RMSNorm, RoPE, SwiGLU, residual, accumulate,
+ * fill and cross-entropy in fp32 and in bf16 storage; AdamW (with its bf16
+ * copy-out) and the fp32 <-> bf16 casts, whose types are fixed. Aliased
+ * (in-place) calls are checked where the CPU kernels allow them. Bad token
+ * and target ids (one or two per test) must give the CPU's values and be
+ * reported through the error word as {ZB_ERR_INVALID, id}. An unknown
+ * dtype must be refused by every launcher that takes one (attention's
+ * included) with cudaErrorInvalidValue and nothing queued. Method, bounds
+ * (EXACT, REORDER, BF16) and seed: cuda_kernel_check.h. */
+#include "cuda_kernel_check.h"
 
 /* ---- embedding ------------------------------------------------------------ */
 static void check_embedding(void) {
@@ -289,86 +132,6 @@ static void check_rope(void) {
         if (gc_ran(op, e, S)) check_dev_s(name, d_io, want, mag, n, EXACT);
         done();
     }
-}
-
-/* ---- attention ------------------------------------------------------------------- */
-/* Magnitudes of the attention outputs' terms (see the top comment), with
- * a_ij = sum_d |dout_i,d v_j,d|, b_i = sum_j p_ij a_ij and the dS_ij scale
- * e_ij = scale p_ij (a_ij + b_i). */
-static void attention_mags(int B, int T, int H, int KVH, int D, const float *q, const float *k,
-                           const float *v, const float *dout, const float *p, double *m_out,
-                           double *m_p, double *m_dq, double *m_dk, double *m_dv) {
-    int rep = H / KVH;
-    double scale = 1.0 / sqrt((double)D);
-    size_t qrow = (size_t)H * D, kvrow = (size_t)KVH * D;
-    double *a = h_d((size_t)T);
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            for (int i = 0; i < T; i++) {
-                size_t qoff = ((size_t)b * T + i) * qrow + (size_t)h * D;
-                const float *pr = p + (((size_t)b * H + h) * T + i) * T;
-                double pmax = 0.0, bi = 0.0;
-                for (int j = 0; j <= i; j++) {
-                    size_t kvoff = ((size_t)b * T + j) * kvrow + (size_t)(h / rep) * D;
-                    pmax = fmax(pmax, pr[j]);
-                    a[j] = 0.0;
-                    for (int d = 0; d < D; d++) a[j] += fabs((double)dout[qoff + d] * v[kvoff + d]);
-                    bi += pr[j] * a[j];
-                }
-                for (int j = 0; j < T; j++) m_p[(((size_t)b * H + h) * T + i) * T + j] = pmax;
-                for (int j = 0; j <= i; j++) {
-                    size_t kvoff = ((size_t)b * T + j) * kvrow + (size_t)(h / rep) * D;
-                    double e = scale * pr[j] * (a[j] + bi);
-                    for (int d = 0; d < D; d++) {
-                        m_out[qoff + d] += pr[j] * fabs((double)v[kvoff + d]);
-                        m_dq[qoff + d] += e * fabs((double)k[kvoff + d]);
-                        m_dk[kvoff + d] += e * fabs((double)q[qoff + d]);
-                        m_dv[kvoff + d] += pr[j] * fabs((double)dout[qoff + d]);
-                    }
-                }
-            }
-        }
-    }
-}
-
-static void check_attention(int B, int T, int H, int KVH, int D) {
-    size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * KVH * D;
-    size_t np = (size_t)B * H * T * T;
-    float *q = h_rand(nq, 1.0f), *k = h_rand(nkv, 1.0f), *v = h_rand(nkv, 1.0f);
-    float *dout = h_rand(nq, 1.0f);
-    float *out_c = h_f(nq), *p_c = h_f(np), *dq_c = h_f(nq), *dk_c = h_f(nkv), *dv_c = h_f(nkv);
-    ZB_CHECK_OK(zb_cpu_attention_fwd(out_c, p_c, q, k, v, B, T, H, KVH, D));
-    /* the backward reads the CPU's probs as stored (bf16: rounded) on both sides */
-    float *p_in = h_copy(p_c, np);
-    h_round(p_in, np);
-    ZB_CHECK_OK(zb_cpu_attention_bwd(dq_c, dk_c, dv_c, dout, q, k, v, p_in, B, T, H, KVH, D));
-    double *m_out = h_d(nq), *m_p = h_d(np), *m_dq = h_d(nq), *m_dk = h_d(nkv), *m_dv = h_d(nkv);
-    attention_mags(B, T, H, KVH, D, q, k, v, dout, p_c, m_out, m_p, m_dq, m_dk, m_dv);
-
-    char tag[64], name[96];
-    snprintf(tag, sizeof tag, "(T=%d H=%d KVH=%d D=%d)", T, H, KVH, D);
-    void *d_q = UPS(q, nq), *d_k = UPS(k, nkv), *d_v = UPS(v, nkv);
-    void *d_out = NANSS(nq), *d_p = NANSS(np);
-    cudaError_t e = zb_cuda_attention_fwd(S, DT, d_out, d_p, d_q, d_k, d_v, B, T, H, KVH, D);
-    if (gc_ran("attention_fwd", e, S)) {
-        snprintf(name, sizeof name, "attention_fwd out %s", tag);
-        check_dev_s(name, d_out, out_c, m_out, nq, REORDER);
-        snprintf(name, sizeof name, "attention_fwd probs %s", tag);
-        check_dev_s(name, d_p, p_c, m_p, np, REORDER);
-    }
-    /* the backward reads the CPU's probs, so both sides start equal */
-    void *d_pc = UPS(p_in, np), *d_dout = UPS(dout, nq);
-    void *d_dq = NANSS(nq), *d_dk = NANSS(nkv), *d_dv = NANSS(nkv);
-    if (gc_ran("attention_bwd", zb_cuda_attention_bwd(S, DT, d_dq, d_dk, d_dv, d_dout, d_q, d_k,
-                                                      d_v, d_pc, B, T, H, KVH, D), S)) {
-        snprintf(name, sizeof name, "attention_bwd dq %s", tag);
-        check_dev_s(name, d_dq, dq_c, m_dq, nq, REORDER);
-        snprintf(name, sizeof name, "attention_bwd dk %s", tag);
-        check_dev_s(name, d_dk, dk_c, m_dk, nkv, REORDER);
-        snprintf(name, sizeof name, "attention_bwd dv %s", tag);
-        check_dev_s(name, d_dv, dv_c, m_dv, nkv, REORDER);
-    }
-    done();
 }
 
 /* ---- SwiGLU, residual, accumulate, fill ---------------------------------------- */
@@ -590,35 +353,15 @@ static void check_bad_dtype(void) {
 }
 
 int main(int argc, char **argv) {
-    int n_dev = 0;
-    cudaError_t e = cudaGetDeviceCount(&n_dev);
-    if (e != cudaSuccess || n_dev == 0) {
-        printf("test_cuda_kernels: no usable CUDA device (%s): skipped\n",
-               e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0)
-                             : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
-    rng = seed;
-    struct cudaDeviceProp prop;
-    GC_CUDA(cudaSetDevice(0));
-    GC_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("test_cuda_kernels: %s (sm_%d%d), seed %llu (rerun: test_cuda_kernels %llu)\n",
-           prop.name, prop.major, prop.minor, (unsigned long long)seed, (unsigned long long)seed);
-    GC_CUDA(cudaStreamCreate(&S));
+    int rc = ckc_begin("test_cuda_kernels", argc, argv);
+    if (rc != 0) return rc;
     gc_self_test();
 
     for (int pass = 0; pass < 2; pass++) {
-        DT = pass ? ZB_DTYPE_BF16 : ZB_DTYPE_F32;
-        printf("-- activations and weights stored as %s --\n", zb_dtype_name(DT));
+        ckc_pass(pass ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
         check_embedding();
         check_rmsnorm();
         check_rope();
-        check_attention(2, 37, 4, 2, 24);
-        check_attention(1, 150, 6, 2, 72);
-        check_attention(1, 20, 3, 3, 40); /* no grouping (KVH == H) */
-        check_attention(2, 11, 4, 2, 3);  /* odd D: bf16's pdp slot spans two elements */
-        check_attention(1, 9, 2, 1, 1);   /* D = 1: bf16 recomputes pdp (no slot) */
         check_elementwise();
         check_cross_entropy();
     }
@@ -627,6 +370,5 @@ int main(int argc, char **argv) {
     check_casts();
     check_bad_dtype();
 
-    GC_CUDA(cudaStreamDestroy(S));
-    return zb_test_finish("test_cuda_kernels");
+    return ckc_end("test_cuda_kernels");
 }

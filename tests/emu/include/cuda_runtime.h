@@ -1,6 +1,6 @@
 /* cuda_runtime.h for the CPU emulator (tests/emu/): what a kernel source
  * of kernels/cuda/ sees in place of the toolkit's cuda_runtime.h when it is
- * compiled by the host C++ compiler for test_cuda_kernels_emu. The .cu
+ * compiled by the host C++ compiler for the test_*_emu tests. The .cu
  * files are first rewritten by tests/emu/cu2cpp.py (kernel<<<...>>>(args)
  * becomes zb_emu_launch(...), extern __shared__ arrays point at the
  * block's dynamic shared memory, __shared__ arrays get poisoned per block);
