@@ -95,11 +95,7 @@ static __global__ void attention_bwd_row_kernel(S *dq, const S *dout, const S *k
         sdp[j] = (zb_ld(prow, (size_t)j) * (sdp[j] - pdp)) * scale;
     }
     __syncthreads();
-    for (int d = tid; d < D; d += (int)blockDim.x) {
-        float acc = 0.0f;
-        for (int j = 0; j <= i; j++) acc += sdp[j] * zb_ld(kb, (size_t)j * kvrow + (size_t)d);
-        zb_st(dq, qoff + (size_t)d, acc);
-    }
+    zb_causal_row_combine(dq, qoff, sdp, kb, kvrow, i, D);
 }
 
 /* One block per (key row j, kv head g, batch b); dynamic shared memory:

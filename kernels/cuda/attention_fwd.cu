@@ -73,11 +73,7 @@ static __global__ void attention_fwd_kernel(S *out, S *probs, const S *q, const 
     __syncthreads();
 
     /* 4. out_i = P v (the fp32 P of srow) */
-    for (int d = tid; d < D; d += (int)blockDim.x) {
-        float acc = 0.0f;
-        for (int j = 0; j <= i; j++) acc += srow[j] * zb_ld(vb, (size_t)j * kvrow + (size_t)d);
-        zb_st(out, qoff + (size_t)d, acc);
-    }
+    zb_causal_row_combine(out, qoff, srow, vb, kvrow, i, D);
 }
 
 template <typename S>
