@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "backend_select.h"
-#include "cli.h"
+#include "bench_config.h"
 #include "comm.h"
 #include "device.h"
 #include "mpi_boot.h"

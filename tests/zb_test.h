@@ -41,6 +41,13 @@ void zb_test_fail(const char *file, int line, const char *what);
 
 void zb_test_fail_status(const char *file, int line, const char *what, int status);
 
+/* The unsharded reference trainer (bench/zero3/reference.h) on a CPU
+ * device of its own, created and destroyed around the run. */
+struct zb_model_cfg;
+struct zb_adamw_cfg;
+int zb_test_reference_train(const struct zb_model_cfg *cfg, int global_batch, int steps,
+                            const struct zb_adamw_cfg *opt, float *losses, float **final_params);
+
 /* Prints "<name>: N checks, M failed" and returns 0 when nothing failed. */
 int zb_test_finish(const char *name);
 

@@ -53,7 +53,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli.h"
 #include "comm.h"
 #include "device.h"
 #include "kernels.h"
@@ -63,6 +62,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The two schedules (docs/design.md, "The engine"). */
+typedef enum zb_step_mode { ZB_MODE_SYNC = 0, ZB_MODE_PREFETCH = 1 } zb_step_mode;
 
 typedef struct zb_engine_cfg {
     zb_model_cfg model;

@@ -48,7 +48,6 @@ static void ref_destroy(ref_state *r) {
         if (r->tok_d) zb_dev_free(r->dev, r->tok_d);
         if (r->tgt_d) zb_dev_free(r->dev, r->tgt_d);
         if (r->loss_d) zb_dev_free(r->dev, r->loss_d);
-        zb_dev_destroy(r->dev);
     }
     free(r->p);
     free(r->g);
@@ -61,10 +60,6 @@ static void ref_destroy(ref_state *r) {
 
 static zb_status ref_setup(ref_state *r) {
     const zb_model_cfg *c = &r->cfg;
-    zb_device_config dc;
-    memset(&dc, 0, sizeof dc);
-    dc.timeout_s = 600.0;
-    ZB_TRY(zb_device_cpu_create(&dc, &r->dev));
     ZB_TRY(r->dev->ops->stream_create(r->dev, "reference", &r->s));
     r->k = zb_kernels_for(r->dev);
     if (!r->k) return ZB_ERR_UNSUPPORTED;
@@ -146,8 +141,9 @@ static zb_status ref_step(ref_state *r, int t, const zb_adamw_cfg *opt, float *l
     return r->dev->ops->stream_sync(r->s);
 }
 
-zb_status zb_reference_train(const zb_model_cfg *cfg, int global_batch, int steps,
-                             const zb_adamw_cfg *opt, float *losses, float **final_params) {
+zb_status zb_reference_train(zb_device *dev, const zb_model_cfg *cfg, int global_batch,
+                             int steps, const zb_adamw_cfg *opt, float *losses,
+                             float **final_params) {
     if (final_params) {
         for (int u = 0; u < zb_model_n_units(cfg); u++) final_params[u] = NULL;
     }
@@ -156,8 +152,12 @@ zb_status zb_reference_train(const zb_model_cfg *cfg, int global_batch, int step
                        "reference: global batch %d must be positive and steps %d >= 0",
                        global_batch, steps);
     }
+    if (!dev || !zb_dev_mem_is_host(dev)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "reference: needs a device whose memory is host memory (cpu)");
+    }
     ref_state r;
     memset(&r, 0, sizeof r);
+    r.dev = dev;
     r.cfg = *cfg;
     r.cfg.batch = global_batch;
     ZB_TRY(zb_model_cfg_validate(&r.cfg));

@@ -11,6 +11,7 @@
 #ifndef ZB_ZERO3_REFERENCE_H
 #define ZB_ZERO3_REFERENCE_H
 
+#include "device.h"
 #include "model.h"
 #include "optim.h"
 
@@ -18,15 +19,17 @@
 extern "C" {
 #endif
 
-/* Runs `steps` steps on its own CPU device (one stream; device memory is
- * host memory there, which initialization and the final copy rely on).
+/* Runs `steps` steps on `dev` (its own stream; dev's memory must be host
+ * memory, as on the cpu device: initialization and the final copy rely on
+ * it; the caller creates and destroys the device).
  * cfg->batch is ignored (global_batch replaces it). losses [steps] may be
  * NULL. final_params, when not NULL, is an array of zb_model_n_units(cfg)
  * pointers that receives a malloc'd copy of each unit's flat parameters
  * after the last step (the caller frees each); on error every entry is
  * NULL. */
-zb_status zb_reference_train(const zb_model_cfg *cfg, int global_batch, int steps,
-                             const zb_adamw_cfg *opt, float *losses, float **final_params);
+zb_status zb_reference_train(zb_device *dev, const zb_model_cfg *cfg, int global_batch,
+                             int steps, const zb_adamw_cfg *opt, float *losses,
+                             float **final_params);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  *   row and the shared-memory tree reductions below, in fp32. The tree is
  *   fixed by blockDim, so a reduction is deterministic run to run.
  * - Every launcher checks its launch with cudaGetLastError (DESIGN.md §6).
- * - Storage (harness/kernels.h, "Storage dtype"): a kernel that reads or
+ * - Storage (harness/device/kernels.h, "Storage dtype"): a kernel that reads or
  *   writes activations or weights is a template over their storage type S,
  *   float or zb_bf16, and touches them only through zb_ld / zb_st: zb_ld
  *   widens to fp32 (exact), zb_st rounds once to nearest even (bf16.h, the

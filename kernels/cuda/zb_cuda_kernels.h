@@ -1,11 +1,11 @@
 /* Host launchers of the CUDA kernels (the .cu files of kernels/cuda/), one per model op,
- * plain C prototypes so that C code (harness/cuda/kernels_cuda.c, the GPU
+ * plain C prototypes so that C code (harness/device/cuda/kernels_cuda.c, the GPU
  * tests) can call them. Every launcher ENQUEUES its kernel(s) on `stream`,
  * checks the launch with cudaGetLastError and returns that error
  * (cudaErrorInvalidValue for a bad shape or dtype, before anything is
  * queued). It never synchronizes. Pointers are device pointers.
  *
- * Storage dtype (harness/kernels.h): the launchers of ops that read or
+ * Storage dtype (harness/device/kernels.h): the launchers of ops that read or
  * write activations and weights take those as `void *` / `const void *`
  * plus `dtype`, their storage: ZB_DTYPE_F32 (float) or ZB_DTYPE_BF16
  * (zb_bf16); any other value is cudaErrorInvalidValue, checked first. The
@@ -30,7 +30,7 @@
  * Token or target ids outside [0, V) give the CPU's result (zero row,
  * skipped row, no loss or onehot term) and, when err_word is not NULL, are
  * reported through it: err_word is a device pointer to two int32 words
- * (harness/cuda_backend.h, zb_cuda_stream_error_word) that the kernel sets
+ * (harness/device/cuda/cuda_backend.h, zb_cuda_stream_error_word) that the kernel sets
  * to {ZB_ERR_INVALID, the bad id} with plain volatile stores (racing
  * writers: one wins); the stream's next synchronization turns that into
  * the stream's error, as the CPU kernels' ZB_ERR_INVALID.
@@ -48,7 +48,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bf16.h"
-#include "device.h" /* zb_dtype */
+#include "dtype.h"
 
 #ifdef __cplusplus
 extern "C" {

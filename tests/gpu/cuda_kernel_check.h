@@ -55,8 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpu/zb_cpu_kernels.h"
-#include "cuda/zb_cuda_kernels.h"
+#include "zb_cpu_kernels.h"
+#include "zb_cuda_kernels.h"
 #include "gpu_check.h"
 #include "unit/kernel_test_util.h"
 

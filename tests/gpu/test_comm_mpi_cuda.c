@@ -28,9 +28,11 @@
 #include <time.h>
 
 #include "comm.h"
+#include "comm_mpi.h"
 #include "comm_stage.h"
 #include "cuda_backend.h"
 #include "mpi_boot.h"
+#include "backend_select.h"
 #include "zb_test.h"
 #include "coll_values.h"
 

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "comm_mpi.h"
+#include "comm_nccl.h"
 #include "cuda_backend.h"
 #include "mpi_boot.h"
 #include "nccl_boot.h"

@@ -1,5 +1,5 @@
-/* The CUDA kernel table (harness/cuda/kernels_cuda.c) against the CPU
- * table (kernels/cpu/dispatch.c), entry by entry, in the manner of ggml's
+/* The CUDA kernel table (harness/device/cuda/kernels_cuda.c) against the CPU
+ * table (harness/device/cpu/dispatch.c), entry by entry, in the manner of ggml's
  * test-backend-ops (label gpu; exit 77 = skipped when no GPU is usable).
  * This checks the wiring, not the numerics (test_cuda_kernels.c does that
  * with per-element bounds): each entry runs on a CPU device stream and on a
@@ -35,10 +35,12 @@
 
 #include "bf16.h"
 #include "cuda_backend.h"
+#include "backend_select.h"
 #include "device.h"
 #include "dtype_access.h"
 #include "kernels.h"
 #include "unit/kernel_test_util.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 #define SKIP 77

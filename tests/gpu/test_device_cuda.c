@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cuda_backend.h"
+#include "backend_select.h"
 #include "device.h"
 #include "zb_test.h"
 

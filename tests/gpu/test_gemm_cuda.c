@@ -23,6 +23,7 @@
 #include "bf16.h"
 #include "cublaslt_map.h"
 #include "cuda_backend.h"
+#include "backend_select.h"
 #include "device.h"
 #include "zb_test.h"
 #include "dtype_access.h"

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "comm_mpi.h"
 #include "mpi_boot.h"
+#include "device_cpu.h"
 
 int main(int argc, char **argv) {
     if (zb_mpi_init(&argc, &argv) != ZB_OK) return 1;

@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "comm.h"
+#include "comm_mpi.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
 #include "coll_values.h"
+#include "device_cpu.h"
 
 static const size_t counts[] = {1, 7, 1000, 1023, 65537};
 #define N_COUNTS (sizeof counts / sizeof counts[0])

@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "comm.h"
+#include "comm_mpi.h"
 #include "comm_stage.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
 #include "coll_values.h"
+#include "device_cpu.h"
 
 #define GUARD 5
 #define MAX_STAGES 16

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Control-plane collectives (topology discovery, meta, the NCCL id broadcast,
-# the trace gather; harness/mpi_wait.c) that a peer never joins end the
+# the trace gather; harness/control/mpi_wait.c) that a peer never joins end the
 # whole job within --timeout, with one line naming the rank, the op and
 # --timeout: never a hang. Each case runs tests/mpi/prog_control_timeout.c
 # on 2 ranks with a 1 s timeout; the last runs the zerobench binary ($ZB)

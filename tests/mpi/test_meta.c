@@ -1,4 +1,4 @@
-/* MPI test of the run metadata (harness/meta.c). Every rank calls the
+/* MPI test of the run metadata (harness/control/meta.c). Every rank calls the
  * collective zb_meta_collect and checks the result (hosts, ranks, command
  * line, config copy, NCCL_* and MALLOC_* environment, versions); the pure
  * helpers (shell quoting, cpuinfo parsing, unique hosts, environment order)

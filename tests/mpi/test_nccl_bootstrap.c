@@ -1,4 +1,4 @@
-/* The NCCL unique-id broadcast (harness/nccl_boot.c) with a fake id in place
+/* The NCCL unique-id broadcast (harness/comm/nccl/nccl_boot.c) with a fake id in place
  * of ncclGetUniqueId: only rank 0 of the communicator makes the id; every
  * rank receives the same 128 opaque bytes (zeros and high bytes included);
  * the root is rank 0 of the communicator given, not of MPI_COMM_WORLD; a

@@ -1,4 +1,4 @@
-/* MPI test of the clock alignment (harness/clock_sync.h) and its use in the
+/* MPI test of the clock alignment (harness/control/clock_sync.h) and its use in the
  * trace export, run at 2 and 4 ranks on one machine. The upper half of the
  * ranks plays node 1 and gets a clock 5 s ahead (ZB_TEST_CLOCK_SKEW_NS, set
  * before the first clock reading). Checked:

@@ -1,4 +1,4 @@
-/* Unit tests of the command line (harness/cli.c): every error path of
+/* Unit tests of the command line (harness/cli/cli.c): every error path of
  * zb_cli_parse returns ZB_ERR_INVALID with a one-line message naming the
  * flag and the value given; the accepted spellings (--name=V, --name V,
  * -xV, -x V), the defaults (nccl-tests' for the collectives, 256..2048 for

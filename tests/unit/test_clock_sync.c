@@ -1,7 +1,7 @@
-/* The clock alignment's arithmetic (harness/clock_sync.h) on hand-made round
+/* The clock alignment's arithmetic (harness/control/clock_sync.h) on hand-made round
  * trips whose answers are worked out by hand, a randomized check that the
  * true offset always lies within the estimate's uncertainty, and the test
- * hook ZB_TEST_CLOCK_SKEW_NS (harness/trace.h). No MPI is started. */
+ * hook ZB_TEST_CLOCK_SKEW_NS (harness/trace/trace.h). No MPI is started. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The mpi comm's host-staging arithmetic (harness/comm_stage.h): for every
+/* The mpi comm's host-staging arithmetic (harness/comm/comm_stage.h): for every
  * collective, rank and size, the plan's copies and the MPI call's in-place
  * layout, checked by simulating a staged collective on plain arrays (a
  * "device" buffer per rank, the staging buffer, the in-place MPI semantics

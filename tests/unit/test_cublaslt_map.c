@@ -1,4 +1,4 @@
-/* The plain-C half of the cuBLASLt GEMM (harness/cublaslt_map.h):
+/* The plain-C half of the cuBLASLt GEMM (harness/device/cuda/cublaslt_map.h):
  *   - the row-major -> column-major mapping, checked by running the mapped
  *     column-major problem through a naive column-major GEMM (reading each
  *     operand only inside its declared rows x cols layout) and comparing

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "cuda_backend.h"
+#include "backend_select.h"
 #include "device.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 static int one_line(const char *s) { return s[0] != '\0' && strchr(s, '\n') == NULL; }

@@ -1,4 +1,4 @@
-/* CUPTI record -> trace record mapping (harness/cupti_map.h) on synthetic
+/* CUPTI record -> trace record mapping (harness/device/cuda/cupti_map.h) on synthetic
  * activity records: correlation to op label/unit, NCCL kernel names and the
  * comm stream -> comm, copies as their own kind, zero timestamps and
  * uncorrelated records counted, dropped-record accounting, clock conversion

@@ -10,6 +10,7 @@
 
 #include "bf16.h"
 #include "device.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 static zb_device *make_device(zb_trace *trace, double timeout_s) {

@@ -1,4 +1,4 @@
-/* FLOPs per token (harness/flops.h) for Llama 3 8B and a decoupled-head-dim
+/* FLOPs per token (harness/metrics/flops.h) for Llama 3 8B and a decoupled-head-dim
  * shape, checked term by term against products written out here, and MFU. */
 #include <math.h>
 #include <stdio.h>

@@ -15,6 +15,7 @@
 #include "cublaslt_map.h"
 #include "cuda_backend.h"
 #include "device.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 static float buf[64];

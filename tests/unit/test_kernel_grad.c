@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/zb_cpu_kernels.h"
+#include "zb_cpu_kernels.h"
 #include "kernel_test_util.h"
 
 #define BT 10

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/zb_cpu_kernels.h"
+#include "zb_cpu_kernels.h"
 #include "math_adamw.h"
 #include "math_rope.h"
 #include "math_silu.h"

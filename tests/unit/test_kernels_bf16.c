@@ -33,6 +33,7 @@
 #include "device.h"
 #include "kernels.h"
 #include "kernel_test_util.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 enum { B = 2, T = 5, H = 4, KVH = 2, D = 8, N = B * T, C = 24, V = 37, NE = 257 };

@@ -1,4 +1,4 @@
-/* Pointer-keyed per-tag accounting (harness/mem_account.h), used by the CUDA
+/* Pointer-keyed per-tag accounting (harness/device/mem_account.h), used by the CUDA
  * device: it must account exactly as the CPU pool does. A random sequence of
  * allocations, frees and peak resets runs against both the CPU pool
  * (cpu_mempool.h) and the accounting (keyed by the pool's pointers); live

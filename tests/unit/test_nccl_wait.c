@@ -1,4 +1,4 @@
-/* The NCCL comm's waits (harness/nccl_wait.c) driven by fakes in place of
+/* The NCCL comm's waits (harness/comm/nccl/nccl_wait.c) driven by fakes in place of
  * ncclCommGetAsyncError, cudaEventQuery, ncclCommAbort and the clock:
  * completion before the deadline; the timeout (abort called exactly once,
  * the message naming rank, op, label and unit); an asynchronous error (abort,
@@ -8,6 +8,7 @@
  * and the NCCL version text. */
 #include <string.h>
 
+#include "comm_nccl.h"
 #include "nccl_boot.h"
 #include "nccl_wait.h"
 #include "zb_test.h"

@@ -1,4 +1,4 @@
-/* Overlap from trace records (harness/overlap.h) on hand-made records whose
+/* Overlap from trace records (harness/metrics/overlap.h) on hand-made records whose
  * unions and intersections are worked out by hand, and the median/min
  * helpers. Stream 0 is compute, stream 1 the comm stream throughout. */
 #include <math.h>

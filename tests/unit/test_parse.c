@@ -1,4 +1,4 @@
-/* Unit tests of the flag value parsers (harness/parse.c): sizes with K/M/G/T
+/* Unit tests of the flag value parsers (harness/core/parse.c): sizes with K/M/G/T
  * suffixes, int64, double, MxNxK shapes, and zb_format_size round trips.
  * Every rejection must return ZB_ERR_INVALID, leave `*out` untouched and
  * record a message that quotes the text. */

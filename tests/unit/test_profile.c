@@ -1,4 +1,4 @@
-/* Tests for the profile loader (harness/profile.c): every shipped profile
+/* Tests for the profile loader (harness/core/profile.c): every shipped profile
  * loads with the right numbers, and every kind of bad input (missing field,
  * wrong type, out-of-range value, kv_heads not dividing heads, bad JSON,
  * unknown name) fails with ZB_ERR_INVALID and a message that names the file

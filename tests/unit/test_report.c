@@ -1,4 +1,4 @@
-/* Unit tests for the report writers (harness/report.c, atomic_file.c):
+/* Unit tests for the report writers (harness/report/report.c, atomic_file.c):
  * JSON written and read back, exact pretty text, exact CSV (header, column
  * order, flattening, RFC 4180 quoting, empty cells), shortest round-trip
  * doubles, NaN as null, and atomic replacement: a failed write leaves no

@@ -1,4 +1,4 @@
-/* Unit tests for the aligned text table (harness/table.c): exact output of
+/* Unit tests for the aligned text table (harness/report/table.c): exact output of
  * small tables, columns widened by long cells, group titles centered over
  * their columns and widening them when too long, and bad input refused. */
 #include <stdlib.h>

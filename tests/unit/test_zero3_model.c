@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zero3/data.h"
-#include "zero3/model.h"
+#include "data.h"
+#include "model.h"
 #include "zb_test.h"
 
 static zb_model_cfg tiny_grad_cfg(void) {

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zero3/model.h"
-#include "zero3/optim.h"
-#include "zero3/reference.h"
+#include "model.h"
+#include "optim.h"
+#include "reference.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 #define STEPS 50
@@ -36,8 +37,8 @@ static void test_trains(void) {
     float losses[STEPS], again[STEPS];
     int U = zb_model_n_units(&c);
     float *p1[8], *p2[8];
-    ZB_CHECK_OK(zb_reference_train(&c, c.batch, STEPS, &opt, losses, p1));
-    ZB_CHECK_OK(zb_reference_train(&c, c.batch, STEPS, &opt, again, p2));
+    ZB_CHECK_OK(zb_test_reference_train(&c, c.batch, STEPS, &opt, losses, p1));
+    ZB_CHECK_OK(zb_test_reference_train(&c, c.batch, STEPS, &opt, again, p2));
     double tail = 0.0;
     for (int i = STEPS - 10; i < STEPS; i++) tail += losses[i] / 10.0;
     printf("reference: loss %.4f at step 0, %.4f mean of the last 10 steps\n", losses[0], tail);
@@ -55,10 +56,10 @@ static void test_trains(void) {
     }
     float *none[8];
     c.batch = 0; /* ignored: global_batch replaces it */
-    ZB_CHECK(zb_reference_train(&c, 0, 1, &opt, NULL, none) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_test_reference_train(&c, 0, 1, &opt, NULL, none) == ZB_ERR_INVALID);
     ZB_CHECK(none[0] == NULL);
     opt.lr = 0.0f;
-    ZB_CHECK(zb_reference_train(&c, 2, 1, &opt, NULL, NULL) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_test_reference_train(&c, 2, 1, &opt, NULL, NULL) == ZB_ERR_INVALID);
     ZB_CHECK(strstr(zb_error_message(), "lr") != NULL);
 }
 

@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zero3/data.h"
-#include "zero3/model.h"
-#include "zero3/unit.h"
+#include "data.h"
+#include "model.h"
+#include "unit.h"
 #include "bf16.h"
+#include "device_cpu.h"
 #include "zb_test.h"
 
 #define MAXU 8

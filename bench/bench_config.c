@@ -1,0 +1,49 @@
+/* The run configuration's defaults and the names of the subcommands
+ * (bench_config.h). */
+#include "bench_config.h"
+
+#include <string.h>
+
+static const char *const zb_command_names[ZB_CMD_COUNT] = {
+    "step", "allgather", "reducescatter", "allreduce", "gemm"};
+
+const char *zb_command_name(zb_command c) {
+    return (c >= 0 && c < ZB_CMD_COUNT) ? zb_command_names[c] : "unknown";
+}
+
+void zb_config_defaults(zb_config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->command = ZB_CMD_STEP;
+    strcpy(cfg->backend, "auto");
+    strcpy(cfg->comm, "auto");
+    cfg->min_bytes = 32u << 20; /* nccl-tests' defaults */
+    cfg->max_bytes = 32u << 20;
+    cfg->step_factor = 2;
+    cfg->iters = 20;
+    cfg->warmup_iters = 5;
+    cfg->check = 1;
+    cfg->dtype = ZB_DTYPE_F32;
+    cfg->average = ZB_AVERAGE_MEAN;
+    cfg->malloc_keep = true;
+    cfg->gpu_trace = true;
+    cfg->timeout_s = 300.0;
+    cfg->mode = ZB_MODE_BOTH;
+    cfg->stage = 3;
+    cfg->steps = 10;
+    cfg->warmup_steps = 2;
+    cfg->prefetch_depth = 1;
+    cfg->param_dtype = ZB_DTYPE_UNSET;
+    cfg->act_dtype = ZB_DTYPE_UNSET;
+    cfg->grad_reduce_dtype = ZB_DTYPE_UNSET;
+    cfg->lr = 3e-3;
+    cfg->seed = 1234;
+}
+
+void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
+                           zb_dtype *act, zb_dtype *grad) {
+    bool gpu = device && !strcmp(device, "cuda");
+    *param = cfg->param_dtype != ZB_DTYPE_UNSET ? cfg->param_dtype
+                                                : (gpu ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
+    *act = cfg->act_dtype != ZB_DTYPE_UNSET ? cfg->act_dtype : *param;
+    *grad = cfg->grad_reduce_dtype != ZB_DTYPE_UNSET ? cfg->grad_reduce_dtype : *param;
+}

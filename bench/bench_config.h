@@ -1,0 +1,118 @@
+/* The run configuration every benchmark reads: the subcommand and the
+ * value of every flag (the CLI fills it, cli.h; defaults below). */
+#ifndef ZB_BENCH_CONFIG_H
+#define ZB_BENCH_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dtype.h"
+#include "engine.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zb_command {
+    ZB_CMD_STEP = 0, /* the default: the ZeRO-3 step benchmark */
+    ZB_CMD_ALLGATHER,
+    ZB_CMD_REDUCESCATTER,
+    ZB_CMD_ALLREDUCE,
+    ZB_CMD_GEMM,
+    ZB_CMD_COUNT
+} zb_command;
+
+const char *zb_command_name(zb_command c);
+
+#define ZB_MAX_SHAPES 64
+#define ZB_PATH_MAX 1024
+
+/* nccl-tests' -a: how a per-rank time becomes the reported time. */
+typedef enum zb_average {
+    ZB_AVERAGE_RANK0 = 0,
+    ZB_AVERAGE_MEAN = 1,
+    ZB_AVERAGE_MIN = 2,
+    ZB_AVERAGE_MAX = 3
+} zb_average;
+
+/* --mode of the step benchmark: ZB_MODE_SYNC, ZB_MODE_PREFETCH (the
+ * engine's schedules, engine.h) or both side by side. */
+#define ZB_MODE_BOTH 2
+#define ZB_STAGE_ALL 4 /* --stage all: 0, 1, 2 and 3 side by side */
+
+/* A dtype flag not given on the command line (its default depends on the
+ * device: zb_config_step_dtypes). */
+#define ZB_DTYPE_UNSET ((zb_dtype)-1)
+
+typedef struct zb_config {
+    zb_command command;
+    bool help;
+
+    /* backends */
+    char backend[16]; /* auto | cpu */
+    char comm[16];    /* auto | mpi */
+
+    /* collective sweep (nccl-tests meanings) */
+    uint64_t min_bytes, max_bytes, step_bytes;
+    int64_t step_factor; /* 0 when -i/--stepbytes is used instead */
+    int64_t iters, warmup_iters;
+    int check;
+    zb_dtype dtype;
+    zb_average average;
+    bool compare_direct; /* also time the library called directly */
+
+    /* gemm */
+    int n_shapes;
+    int64_t shapes[ZB_MAX_SHAPES][3];
+    bool gemm_sweep_given; /* -b/-e given to gemm: sweep M=N=K */
+    char model[128];
+    int64_t tokens; /* M for --model shapes; 0 = the profile's batch*seq */
+
+    /* step (the ZeRO-3 training step) */
+    int mode;             /* zb_step_mode */
+    int stage;            /* 0..3, or ZB_STAGE_ALL */
+    int recompute;        /* 0 none, 1 full */
+    int flops_causal;     /* 0: full attention matrix (torchtitan), 1: causal half */
+    zb_dtype param_dtype;       /* compute-dtype params; ZB_DTYPE_UNSET: by device */
+    zb_dtype act_dtype;         /* activations and the math's storage; UNSET: param's */
+    zb_dtype grad_reduce_dtype; /* reduced gradients; ZB_DTYPE_UNSET: the param dtype */
+    int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
+    int64_t steps, warmup_steps, prefetch_depth;
+    double lr;
+    int64_t seed;
+
+    /* hardware */
+    char hw[128]; /* profile name; "" = the backend's default */
+    double peak_gflops; /* 0 = from the profile, or measured on cpu */
+    int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
+    bool malloc_keep;   /* keep freed memory in glibc (REFERENCE.md) */
+    bool gpu_trace;     /* CUPTI on cuda (off: trace metrics not measured) */
+
+    /* launch */
+    int64_t nodes, gpus_per_node;
+    char hostfile[ZB_PATH_MAX];
+    bool emulate_nodes;
+    double timeout_s;
+
+    /* outputs */
+    char json_path[ZB_PATH_MAX];
+    char csv_path[ZB_PATH_MAX];
+    char trace_path[ZB_PATH_MAX];
+} zb_config;
+
+void zb_config_defaults(zb_config *cfg);
+
+/* The step's dtypes once the device ("cpu", "cuda") is known. Unset flags
+ * default to mixed precision on cuda (bf16 params, activations and
+ * gradient reductions; fp32 master weights and AdamW) and to fp32 on cpu,
+ * whose fp32 math is the reference the GPU runs are checked against:
+ * --param-dtype by device, --act-dtype and --grad-reduce-dtype the param
+ * dtype. */
+void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
+                           zb_dtype *act, zb_dtype *grad);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,31 @@
+/* The command line: subcommands and flags, parsed into the run
+ * configuration (bench_config.h).
+ *
+ * zb_cli_parse is pure (no output, no exit), so it is unit-tested path by
+ * path and fuzzed; main prints its one-line message and exits with 2. Every
+ * flag is described once, in the table in cli.c, which also drives --help. */
+#ifndef ZB_CLI_H
+#define ZB_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench_config.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Parses argv (argv[0] is the program). On bad input returns ZB_ERR_INVALID
+ * with a one-line message (zb_error_message) naming the flag, the value and
+ * what is accepted. */
+zb_status zb_cli_parse(int argc, char *const *argv, zb_config *cfg);
+
+/* Writes the usage text for a command (all flags that apply to it). */
+void zb_cli_usage(zb_command cmd, char *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

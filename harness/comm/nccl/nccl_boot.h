@@ -1,0 +1,52 @@
+/* NCCL bootstrap helpers that need no CUDA: the ncclUniqueId broadcast over
+ * MPI (the id as ZB_NCCL_ID_BYTES opaque bytes) and the NCCL version as text.
+ * harness/comm/nccl/comm_nccl.c supplies ncclGetUniqueId and ncclGetVersion; the
+ * broadcast is tested under MPI with a fake id (tests/mpi/test_nccl_bootstrap.c). */
+#ifndef ZB_NCCL_BOOT_H
+#define ZB_NCCL_BOOT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+#include <mpi.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* sizeof(ncclUniqueId) (NCCL_UNIQUE_ID_BYTES); comm_nccl.c asserts it. */
+#define ZB_NCCL_ID_BYTES 128
+
+/* Makes the id on the root (ncclGetUniqueId). On failure it records a
+ * message (ZB_FAIL) and returns the status. */
+typedef zb_status (*zb_nccl_make_id_fn)(void *ctx, unsigned char id[ZB_NCCL_ID_BYTES]);
+
+/* COLLECTIVE over `comm`: rank 0 of `comm` calls make_id, and one broadcast
+ * hands every rank the id together with the root's status and message, so
+ * all ranks return the same status: ZB_OK with the same bytes in `id`, or
+ * the root's failure ("rank R: rank 0 could not create the NCCL unique id:
+ * <root's message>"), or ZB_ERR_MPI when the broadcast fails. No rank is
+ * left waiting when the root fails; a broadcast the root never joins ends
+ * after timeout_s (--timeout; <= 0: the default of mpi_wait.h) with
+ * ZB_ERR_TIMEOUT, which must end the job. */
+zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx, double timeout_s,
+                           unsigned char id[ZB_NCCL_ID_BYTES]);
+
+/* NCCL_VERSION_CODE (or ncclGetVersion's result) as "major.minor.patch":
+ * codes below 10000 are major*1000 + minor*100 + patch (NCCL <= 2.8), others
+ * major*10000 + minor*100 + patch. A negative code reads "unknown". */
+void zb_nccl_version_text(int code, char *out, size_t out_size);
+
+/* Adds "nccl_version" (the library loaded at run time, ncclGetVersion) and
+ * "nccl_version_built" (the nccl.h compiled against) to `meta`. Built without
+ * CUDA it adds nothing and returns ZB_OK. ZB_ERR_NOMEM, or ZB_ERR_MPI when
+ * ncclGetVersion fails. (Implemented in harness/comm/nccl/comm_nccl.c, or in
+ * harness/comm/nccl/comm_nccl_stub.c without CUDA.) */
+zb_status zb_nccl_meta(json_t *meta);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
