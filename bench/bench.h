@@ -55,11 +55,6 @@ zb_status zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds, double *
 /* Sum of a per-rank count over ranks, into *out (collective, as above). */
 zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out);
 
-/* gemm --compare-direct's baseline on a device (its ops->name), as the
- * table's group title: "direct BLAS" (cpu: cblas_sgemm), "direct cuBLASLt"
- * (cuda: zb_cuda_gemm_direct_time); NULL for a device without one. */
-const char *zb_gemm_direct_baseline(const char *device_name);
-
 /* Every benchmark's plug-in, defined in its own file. */
 extern const zb_bench zb_bench_allgather;
 extern const zb_bench zb_bench_reducescatter;

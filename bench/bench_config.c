@@ -39,11 +39,9 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->seed = 1234;
 }
 
-void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
+void zb_config_step_dtypes(const zb_config *cfg, zb_dtype device_default, zb_dtype *param,
                            zb_dtype *act, zb_dtype *grad) {
-    bool gpu = device && !strcmp(device, "cuda");
-    *param = cfg->param_dtype != ZB_DTYPE_UNSET ? cfg->param_dtype
-                                                : (gpu ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
+    *param = cfg->param_dtype != ZB_DTYPE_UNSET ? cfg->param_dtype : device_default;
     *act = cfg->act_dtype != ZB_DTYPE_UNSET ? cfg->act_dtype : *param;
     *grad = cfg->grad_reduce_dtype != ZB_DTYPE_UNSET ? cfg->grad_reduce_dtype : *param;
 }

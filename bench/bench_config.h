@@ -103,13 +103,12 @@ typedef struct zb_config {
 
 void zb_config_defaults(zb_config *cfg);
 
-/* The step's dtypes once the device ("cpu", "cuda") is known. Unset flags
- * default to mixed precision on cuda (bf16 params, activations and
- * gradient reductions; fp32 master weights and AdamW) and to fp32 on cpu,
- * whose fp32 math is the reference the GPU runs are checked against:
- * --param-dtype by device, --act-dtype and --grad-reduce-dtype the param
- * dtype. */
-void zb_config_step_dtypes(const zb_config *cfg, const char *device, zb_dtype *param,
+/* The step's dtypes once the device backend is known. Unset flags default
+ * to the backend's parameter dtype (device_backend.h: bf16 on cuda, mixed
+ * precision with fp32 master weights and AdamW; fp32 on cpu, whose fp32
+ * math is the reference GPU runs are checked against): --param-dtype to
+ * device_default, --act-dtype and --grad-reduce-dtype to the param dtype. */
+void zb_config_step_dtypes(const zb_config *cfg, zb_dtype device_default, zb_dtype *param,
                            zb_dtype *act, zb_dtype *grad);
 
 #ifdef __cplusplus

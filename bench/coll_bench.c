@@ -215,7 +215,7 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx, const zb_coll_def *def) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct times float only, not -d %s",
                        zb_dtype_name(cfg->dtype));
     }
-    if (cfg->compare_direct && strcmp(ctx->dev->ops->name, "cpu") != 0) {
+    if (cfg->compare_direct && !zb_dev_mem_is_host(ctx->dev)) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct calls MPI on host buffers: --backend cpu only");
     }
     void *buf_a = NULL, *buf_b = NULL;

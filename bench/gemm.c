@@ -12,7 +12,6 @@
  * on cpu cblas_sgemm from this thread, on cuda a direct cuBLASLt call
  * (zb_cuda_gemm_direct_time: its own handle, stream and workspace, timed
  * with cudaEvents). The direct time is per rank, reduced like the harness's. */
-#include <cblas.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +20,6 @@
 
 #include "bench.h"
 #include "bf16.h"
-#include "cuda_backend.h"
 #include "metrics.h"
 #include "rng.h"
 #include "table.h"
@@ -139,31 +137,12 @@ static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *sec
     return ZB_OK;
 }
 
-static void direct_sgemm(const zb_gemm_desc *g) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, (blasint)g->m,
-                (blasint)g->n, (blasint)g->k, g->alpha, (const float *)g->a, (blasint)g->lda,
-                (const float *)g->b, (blasint)g->ldb, g->beta, (float *)g->c, (blasint)g->ldc);
-}
-
-const char *zb_gemm_direct_baseline(const char *device_name) {
-    if (!device_name) return NULL;
-    if (!strcmp(device_name, "cpu")) return "direct BLAS";
-    if (!strcmp(device_name, "cuda")) return "direct cuBLASLt";
-    return NULL;
-}
-
-/* The baseline for --compare-direct, this rank's seconds per GEMM: on cuda
- * a direct cuBLASLt call; on cpu cblas_sgemm called from this thread. */
+/* The baseline for --compare-direct, this rank's seconds per GEMM: the
+ * device backend's direct library call (cblas_sgemm on cpu, cuBLASLt on
+ * cuda; device_backend.h). */
 static zb_status time_direct(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *seconds) {
     const zb_config *cfg = ctx->cfg;
-    if (!strcmp(ctx->dev->ops->name, "cuda")) {
-        return zb_cuda_gemm_direct_time(ctx->dev, g, cfg->warmup_iters, cfg->iters, seconds);
-    }
-    for (int64_t i = 0; i < cfg->warmup_iters; i++) direct_sgemm(g);
-    int64_t t0 = zb_now_ns();
-    for (int64_t i = 0; i < cfg->iters; i++) direct_sgemm(g);
-    *seconds = (double)(zb_now_ns() - t0) / 1e9 / (double)cfg->iters;
-    return ZB_OK;
+    return ctx->backends.device->gemm_direct_time(ctx->dev, g, cfg->warmup_iters, cfg->iters, seconds);
 }
 
 /* direct_title: the group title over the direct columns; NULL: none. */
@@ -316,18 +295,17 @@ static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) 
 }
 
 static zb_status gemm_run(zb_bench_ctx *ctx) {
-    bool on_cpu = strcmp(ctx->dev->ops->name, "cpu") == 0;
+    const zb_device_backend *be = ctx->backends.device;
     /* The cpu device's bf16 GEMM widens to float in scratch and runs sgemm:
      * a reference, so its time would not be a bf16 GEMM's. */
-    if (on_cpu && ctx->cfg->dtype != ZB_DTYPE_F32) {
-        return ZB_FAIL(ZB_ERR_INVALID, "-d/--datatype %s: the cpu backend times GEMM in float only "
-                       "(its %s GEMM widens to float first)", zb_dtype_name(ctx->cfg->dtype),
-                       zb_dtype_name(ctx->cfg->dtype));
+    if (be->gemm_float_only_why && ctx->cfg->dtype != ZB_DTYPE_F32) {
+        return ZB_FAIL(ZB_ERR_INVALID, "-d/--datatype %s: the %s backend times GEMM in float only (%s)",
+                       zb_dtype_name(ctx->cfg->dtype), be->name, be->gemm_float_only_why);
     }
-    const char *direct_title = ctx->cfg->compare_direct ? zb_gemm_direct_baseline(ctx->dev->ops->name) : NULL;
+    const char *direct_title = ctx->cfg->compare_direct && be->gemm_direct_time ? be->gemm_direct_name : NULL;
     if (ctx->cfg->compare_direct && !direct_title) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct: the %s device has no direct GEMM baseline "
-                       "(cpu: cblas_sgemm, cuda: cuBLASLt)", ctx->dev->ops->name);
+        return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct: the %s backend has no direct GEMM baseline",
+                       be->name);
     }
     gemm_shape shapes[ZB_MAX_SHAPES];
     zb_status st;

@@ -31,7 +31,7 @@ static zb_status make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     ZB_TRY(zb_model_cfg_validate(&ec->model));
     ec->recompute = cfg->recompute == 1;
     ec->prefetch_depth = (int)cfg->prefetch_depth;
-    zb_config_step_dtypes(cfg, ctx->backends.device, &ec->param_dtype, &ec->act_dtype,
+    zb_config_step_dtypes(cfg, ctx->backends.device->default_param_dtype, &ec->param_dtype, &ec->act_dtype,
                           &ec->grad_dtype);
     zb_adamw_cfg_default(&ec->opt);
     ec->opt.lr = (float)cfg->lr;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_backend.h"
 #include "mpi_wait.h"
 #include "step.h"
 
@@ -24,8 +23,7 @@ typedef struct per_step {
 static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r,
                                zb_overlap *ov) {
     zb_trace *t = ctx->dev->cfg.trace;
-    bool traced = strcmp(ctx->backends.device, "cuda") != 0 || ctx->backends.cupti_active;
-    if (!traced) {
+    if (!zb_backends_traced(&ctx->backends)) {
         memset(ov, 0, sizeof *ov);
         ov->overlap_pct = NAN;
         ov->comm_ns = ov->compute_ns = ov->exposed_comm_ns = -1;
@@ -147,12 +145,12 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         zb_engine_expected_peaks(e, out->expected_tag_bytes);
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
         out->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
-        zb_cuda_meminfo mi;
-        if (!strcmp(ctx->backends.device, "cuda") && zb_device_cuda_meminfo(ctx->dev, &mi) == ZB_OK) {
+        zb_dev_mem_view mv;
+        if (ctx->backends.device->mem_view && ctx->backends.device->mem_view(ctx->dev, &mv) == ZB_OK) {
             out->device_view = true;
-            out->pool_reserved_high_bytes = mi.pool_reserved_high_bytes;
-            out->device_used_high_bytes = mi.used_high_bytes;
-            out->library_bytes = mi.other_bytes;
+            out->pool_reserved_high_bytes = mv.pool_reserved_high_bytes;
+            out->device_used_high_bytes = mv.device_used_high_bytes;
+            out->library_bytes = mv.library_bytes;
         }
         st = summarize(ctx, plan, &ps, out);
     }

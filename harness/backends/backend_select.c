@@ -1,124 +1,156 @@
-/* Backend choice and construction (see backend_select.h). */
+/* Backend choice and construction over the registry (backend_select.h). */
 #include "backend_select.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "comm_mpi.h"
-#include "comm_nccl.h"
-#include "cuda_backend.h"
-#include "cupti_tracer.h"
-#include "device_cpu.h"
-#include "nccl_boot.h"
+#include "registry.h"
 
-zb_status zb_backends_resolve(const char *backend_flag, const char *comm_flag, zb_backends *out) {
-    memset(out, 0, sizeof *out);
-    char why[256] = "";
-    int n_gpus = 0;
-    bool want_auto = !strcmp(backend_flag, "auto");
-    if (want_auto || !strcmp(backend_flag, "cuda")) {
-        bool usable = zb_cuda_probe(&n_gpus, why, sizeof why) == ZB_OK && n_gpus > 0;
-        if (!usable && !want_auto) return ZB_FAIL(ZB_ERR_INVALID, "--backend cuda: %s", why);
-        snprintf(out->device, sizeof out->device, "%s", usable ? "cuda" : "cpu");
-        out->auto_chosen = want_auto;
-        if (want_auto) {
-            snprintf(out->note, sizeof out->note, "--backend auto chose %s (%s)", out->device,
-                     usable ? "a usable GPU was found" : why);
+/* --backend auto: the built, usable entry of highest auto priority. The note
+ * says why: the winner's own reason when it was the first tried, else why
+ * the one tried before it could not run here. */
+static zb_status resolve_auto(zb_backends *out) {
+    size_t n;
+    const zb_device_backend *const *all = zb_device_backends(&n);
+    char why[256] = "", why_not[256] = "";
+    bool first = true;
+    int best = 1 << 30;
+    for (;;) {
+        int prio = 0; /* the next lower priority present */
+        for (size_t i = 0; i < n; i++) {
+            if (all[i]->auto_priority > prio && all[i]->auto_priority < best) prio = all[i]->auto_priority;
         }
-    } else {
-        snprintf(out->device, sizeof out->device, "%s", backend_flag);
+        if (prio == 0) break;
+        best = prio;
+        for (size_t i = 0; i < n; i++) {
+            const zb_device_backend *e = all[i];
+            if (e->auto_priority != prio) continue;
+            if (e->not_built) { /* it would have been tried: say why it was not */
+                snprintf(why_not, sizeof why_not, "%s", e->not_built);
+            } else if (e->probe(why, sizeof why) == ZB_OK) {
+                out->device = e;
+                out->auto_chosen = true;
+                snprintf(out->note, sizeof out->note, "--backend auto chose %s (%s)", e->name,
+                         first ? why : why_not);
+                return ZB_OK;
+            } else {
+                snprintf(why_not, sizeof why_not, "%s", why);
+            }
+            first = false;
+        }
     }
-    bool cuda = !strcmp(out->device, "cuda");
-    if (!strcmp(comm_flag, "auto")) {
-        snprintf(out->comm, sizeof out->comm, "%s", cuda ? "nccl" : "mpi");
-    } else {
-        snprintf(out->comm, sizeof out->comm, "%s", comm_flag);
+    return ZB_FAIL(ZB_ERR_INVALID, "--backend auto: no device backend is usable here (%s)", why_not);
+}
+
+static zb_status resolve_device(const char *flag, zb_backends *out) {
+    if (!strcmp(flag, "auto")) return resolve_auto(out);
+    const zb_device_backend *e = zb_device_backend_find(flag);
+    char why[256] = "";
+    if (!e) {
+        zb_device_backend_names(why, sizeof why, false);
+        return ZB_FAIL(ZB_ERR_INVALID, "--backend '%s': accepted: auto, %s", flag, why);
     }
-    if (!strcmp(out->comm, "nccl") && !cuda) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--comm nccl: needs --backend cuda (this run uses --backend %s)",
-                       out->device);
-    }
+    if (e->not_built) return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: %s", e->name, e->not_built);
+    if (e->probe(why, sizeof why) != ZB_OK) return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: %s", e->name, why);
+    out->device = e;
     return ZB_OK;
 }
 
-zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_device **out) {
-    if (!strcmp(backend, "cpu")) return zb_device_cpu_create(cfg, out);
-#ifdef ZB_HAVE_CUDA
-    if (!strcmp(backend, "cuda")) return zb_device_cuda_create(cfg, out);
-    return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: not available in this build (accepted: cpu, cuda)",
-                   backend);
-#else
-    return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: not available in this build (accepted: cpu)",
-                   backend);
-#endif
+static zb_status resolve_comm(const char *flag, zb_backends *out) {
+    const char *name = strcmp(flag, "auto") ? flag : out->device->default_comm;
+    const zb_comm_backend *c = zb_comm_backend_find(name);
+    if (!c) {
+        char names[128];
+        zb_comm_backend_names(names, sizeof names, false);
+        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, %s", name, names);
+    }
+    if (c->device_only && strcmp(c->device_only, out->device->name) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--comm %s: needs --backend %s (this run uses --backend %s)",
+                       c->name, c->device_only, out->device->name);
+    }
+    if (c->not_built) return ZB_FAIL(ZB_ERR_INVALID, "--comm %s: %s", c->name, c->not_built);
+    out->comm = c;
+    return ZB_OK;
 }
 
-zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s, bool gpu_trace,
-                             zb_device **dev, zb_stream **compute, zb_stream **comm_stream, zb_comm **comm) {
-    bool cuda = !strcmp(b->device, "cuda");
-    if (cuda && dc->trace && !gpu_trace) {
+zb_status zb_backends_resolve(const char *backend_flag, const char *comm_flag, zb_backends *out) {
+    memset(out, 0, sizeof *out);
+    ZB_TRY(resolve_device(backend_flag, out));
+    return resolve_comm(comm_flag, out);
+}
+
+zb_status zb_backends_fall_back(zb_backends *b, int lowest, const char *comm_flag) {
+    if (!b->auto_chosen || b->device->auto_priority <= lowest) return ZB_OK;
+    size_t n;
+    const zb_device_backend *const *all = zb_device_backends(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (all[i]->auto_priority == lowest && !all[i]->not_built) {
+            return zb_backends_resolve(all[i]->name, comm_flag, b);
+        }
+    }
+    return ZB_FAIL(ZB_ERR_INTERNAL, "no device backend of auto priority %d", lowest);
+}
+
+zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_device **out) {
+    *out = NULL;
+    const zb_device_backend *e = zb_device_backend_find(backend);
+    if (!e) {
+        char names[128];
+        zb_device_backend_names(names, sizeof names, true);
+        return ZB_FAIL(ZB_ERR_INVALID, "--backend %s: not available in this build (accepted: %s)", backend,
+                       names);
+    }
+    if (e->not_built) {
+        return ZB_FAIL(ZB_ERR_UNSUPPORTED, "rank %d: --backend %s: %s", cfg->rank, e->name, e->not_built);
+    }
+    return e->create(cfg, out);
+}
+
+zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s,
+                             bool device_trace, zb_device **dev, zb_stream **compute,
+                             zb_stream **comm_stream, zb_comm **comm) {
+    const zb_device_backend *d = b->device;
+    if (d->tracer_start && dc->trace && !device_trace) {
         snprintf(b->note, sizeof b->note, "trace metrics not measured: --gpu-trace off");
-    } else if (cuda && dc->trace) {
-        /* Before the device's first CUDA call, so no activity is missed. */
-        if (zb_cupti_start(dc->trace, -1) == ZB_OK) {
-            b->cupti_active = true;
+    } else if (d->tracer_start && dc->trace) {
+        /* Before the device's first call, so no activity is missed. */
+        if (d->tracer_start(dc->trace) == ZB_OK) {
+            b->tracer_active = true;
         } else {
             snprintf(b->note, sizeof b->note, "trace metrics not measured: %s", zb_error_message());
         }
     }
-    ZB_TRY(zb_device_create(b->device, dc, dev));
+    ZB_TRY(d->create(dc, dev));
     ZB_TRY((*dev)->ops->stream_create(*dev, "compute", compute));
     ZB_TRY((*dev)->ops->stream_create(*dev, "comm", comm_stream));
     zb_stream *streams[2] = {*comm_stream, *compute};
     zb_comm_config cc = {timeout_s};
-    if (!strcmp(b->comm, "nccl")) return zb_comm_nccl_create(*dev, streams, 2, &cc, comm);
-    /* The mpi comm runs collectives as host ops, staged through pinned host
-     * memory where device memory is not host memory (comm_mpi.c). */
-    if (!zb_dev_runs_host_code(*dev)) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--comm mpi on --backend %s: this device cannot run MPI in stream order "
-                       "(no host ops or host staging); use --comm nccl", b->device);
-    }
-    return zb_comm_mpi_create(*dev, streams, 2, &cc, comm);
+    return b->comm->create(*dev, streams, 2, &cc, comm);
+}
+
+bool zb_backends_traced(const zb_backends *b) {
+    return !b->device->tracer_start || b->tracer_active;
 }
 
 const char *zb_backends_default_hw(const zb_backends *b, int local_rank) {
-    if (strcmp(b->device, "cuda") != 0) return "cpu";
-    char name[128] = "";
-    int n = 0;
-    char why[64];
-    if (zb_cuda_probe(&n, why, sizeof why) != ZB_OK || n < 1) return NULL;
-    if (zb_cuda_describe(local_rank % n, name, sizeof name, NULL, NULL, NULL) != ZB_OK) return NULL;
-    if (strstr(name, "H200")) return "h200_sxm";
-    if (strstr(name, "H100")) return "h100_sxm";
-    if (strstr(name, "A100")) return "a100_sxm";
-    if (strstr(name, "B200")) return "b200";
-    return NULL;
+    return b->device->default_hw ? b->device->default_hw(local_rank) : NULL;
 }
 
 void zb_backends_meta(const zb_backends *b, int local_rank, json_t *meta) {
-    json_object_set_new(meta, "backend", json_string(b->device));
-    json_object_set_new(meta, "comm", json_string(b->comm));
+    json_object_set_new(meta, "backend", json_string(b->device->name));
+    json_object_set_new(meta, "comm", json_string(b->comm->name));
     if (b->note[0]) json_object_set_new(meta, "backend_note", json_string(b->note));
-    if (strcmp(b->device, "cuda") != 0) return;
-    char name[128] = "";
-    int driver = 0, runtime = 0, n = 0;
-    double mem = 0;
-    char why[64];
-    if (zb_cuda_probe(&n, why, sizeof why) == ZB_OK && n > 0 &&
-        zb_cuda_describe(local_rank % n, name, sizeof name, &driver, &runtime, &mem) == ZB_OK) {
-        json_object_set_new(meta, "gpu_model", json_string(name));
-        json_object_set_new(meta, "gpu_memory_bytes", json_real(mem));
-        json_object_set_new(meta, "cuda_driver_version", json_integer(driver));
-        json_object_set_new(meta, "cuda_runtime_version", json_integer(runtime));
+    if (b->device->meta) b->device->meta(local_rank, meta);
+    if (b->device->tracer_meta_key) {
+        json_object_set_new(meta, b->device->tracer_meta_key, json_boolean(b->tracer_active));
     }
-    json_object_set_new(meta, "cupti_active", json_boolean(b->cupti_active));
-    if (!strcmp(b->comm, "nccl")) zb_nccl_meta(meta);
+    if (b->comm->meta) (void)b->comm->meta(meta);
 }
 
 void zb_backends_flush_trace(const zb_backends *b) {
-    if (b->cupti_active) zb_cupti_flush();
+    if (b->tracer_active) b->device->tracer_flush();
 }
 
 void zb_backends_finish(const zb_backends *b) {
-    if (b->cupti_active) zb_cupti_stop();
+    if (b->tracer_active) b->device->tracer_finish();
 }

@@ -1,7 +1,8 @@
-/* Choosing and building the backends a run uses: --backend auto takes cuda
- * with nccl when a usable GPU is found and cpu with mpi otherwise; an
- * explicit choice that cannot work here is bad input (exit 2). On cuda the
- * CUPTI tracer starts before the device makes its first CUDA call. */
+/* Choosing and building the backends a run uses, from the registry
+ * (registry.h): --backend auto takes the usable device backend of highest
+ * auto priority (cuda when a usable GPU is found, else cpu) and its default
+ * comm; an explicit choice that cannot work here is bad input (exit 2). A
+ * device tracer (CUPTI on cuda) starts before the device's first call. */
 #ifndef ZB_BACKEND_SELECT_H
 #define ZB_BACKEND_SELECT_H
 
@@ -9,43 +10,60 @@
 #include <stdbool.h>
 
 #include "comm.h"
+#include "comm_backend.h"
 #include "device.h"
+#include "device_backend.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct zb_backends {
-    char device[16];     /* "cpu" or "cuda" */
-    char comm[16];       /* "mpi" or "nccl" */
+    const zb_device_backend *device;
+    const zb_comm_backend *comm;
     bool auto_chosen;    /* --backend auto decided */
-    bool cupti_active;   /* cuda: the tracer runs; trace metrics are measured */
-    char note[256];      /* why auto chose, or why CUPTI is off */
+    bool tracer_active;  /* the device's tracer runs (CUPTI), so its work is traced */
+    char note[256];      /* why auto chose, or why the tracer is off */
 } zb_backends;
 
-/* Creates a device by name ("cpu"; "cuda" where built). */
-zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_device **out);
-
-/* Resolves the flags' values ("auto", "cpu", "cuda"; "auto", "mpi", "nccl")
- * on this process's machine. ZB_ERR_INVALID, one line naming the flag, for
- * --backend cuda without a usable GPU or driver, or --comm nccl without cuda. */
+/* Resolves the flags' values ("auto" or a registry name) on this process's
+ * machine. ZB_ERR_INVALID, one line naming the flag, for a backend that is
+ * not built or not usable here (--backend cuda without a usable GPU), or a
+ * comm that needs another device (--comm nccl without cuda). */
 zb_status zb_backends_resolve(const char *backend_flag, const char *comm_flag, zb_backends *out);
 
-/* Creates the device (streams "compute" and "comm") and the comm over both
- * streams (collective). On cuda starts CUPTI first unless gpu_trace is
- * false (a failure only turns trace metrics off, with b->note saying why). */
-zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s, bool gpu_trace,
-                             zb_device **dev, zb_stream **compute, zb_stream **comm_stream, zb_comm **comm);
+/* After every rank resolved --backend auto on its own machine: when some
+ * rank could only use a backend of lower auto priority (no GPU there), all
+ * take that one. `lowest` is the minimum over ranks of
+ * b->device->auto_priority. */
+zb_status zb_backends_fall_back(zb_backends *b, int lowest, const char *comm_flag);
 
-/* Default hardware profile for the device: "cpu", or the GPU's profile when
- * its name is one zerobench has (H200, H100, A100, B200), else NULL. */
+/* Creates a device by name: ZB_ERR_INVALID for a name the registry does not
+ * know, ZB_ERR_UNSUPPORTED (naming the rank) for one not in this build. */
+zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_device **out);
+
+/* Creates the device (streams "compute" and "comm") and the comm over both
+ * streams (collective). Starts the device's tracer first unless
+ * device_trace is false (a failure only turns trace metrics off, with
+ * b->note saying why). */
+zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s,
+                             bool device_trace, zb_device **dev, zb_stream **compute,
+                             zb_stream **comm_stream, zb_comm **comm);
+
+/* Whether the device's work reaches the trace: the device records its ops
+ * itself, or its tracer runs. */
+bool zb_backends_traced(const zb_backends *b);
+
+/* The hardware profile describing this rank's device, or NULL (unknown
+ * hardware: no peaks). */
 const char *zb_backends_default_hw(const zb_backends *b, int local_rank);
 
-/* GPU name, driver and runtime versions, NCCL version into the meta. */
+/* backend, comm, the note and each backend's facts (GPU, driver, NCCL
+ * versions, whether the tracer ran) into the meta. */
 void zb_backends_meta(const zb_backends *b, int local_rank, json_t *meta);
 
-/* Makes the trace records of everything finished so far available (CUPTI
- * flush on cuda; nothing on cpu). */
+/* Makes the trace records of everything finished so far available (the
+ * tracer's flush; nothing where the device records its own). */
 void zb_backends_flush_trace(const zb_backends *b);
 /* Stops the tracer at exit. */
 void zb_backends_finish(const zb_backends *b);

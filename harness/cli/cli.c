@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parse.h"
+#include "registry.h"
 
 typedef enum { OPT_SIZE, OPT_INT, OPT_REAL, OPT_TEXT, OPT_FLAG, OPT_ONOFF, OPT_DTYPE, OPT_SHAPE, OPT_CHOICE } opt_kind;
 
@@ -309,12 +310,16 @@ static zb_status check_combination(const zb_config *cfg, bool gave_f, bool gave_
     if (cfg->emulate_nodes && cfg->nodes == 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "--emulate-nodes needs --nodes N");
     }
-    char v[72];
-    if (strcmp(cfg->backend, "auto") && strcmp(cfg->backend, "cpu") && strcmp(cfg->backend, "cuda")) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--backend '%s': accepted: auto, cpu, cuda", shown(cfg->backend, v));
+    /* Every backend the registry knows, built here or not: one not built
+     * says so when the run resolves it. */
+    char v[72], names[128];
+    if (strcmp(cfg->backend, "auto") && !zb_device_backend_find(cfg->backend)) {
+        zb_device_backend_names(names, sizeof names, false);
+        return ZB_FAIL(ZB_ERR_INVALID, "--backend '%s': accepted: auto, %s", shown(cfg->backend, v), names);
     }
-    if (strcmp(cfg->comm, "auto") && strcmp(cfg->comm, "mpi") && strcmp(cfg->comm, "nccl")) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, mpi, nccl", shown(cfg->comm, v));
+    if (strcmp(cfg->comm, "auto") && !zb_comm_backend_find(cfg->comm)) {
+        zb_comm_backend_names(names, sizeof names, false);
+        return ZB_FAIL(ZB_ERR_INVALID, "--comm '%s': accepted: auto, %s", shown(cfg->comm, v), names);
     }
     return ZB_OK;
 }

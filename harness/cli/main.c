@@ -18,7 +18,6 @@
 #include "bench.h"
 #include "clock_sync.h"
 #include "config_json.h"
-#include "cpu_peak.h"
 #include "launch.h"
 #include "meta.h"
 #include "mpi_wait.h"
@@ -89,9 +88,10 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
                              access(cfg->hostfile, R_OK) != 0)) {
         return ZB_FAIL(ZB_ERR_INVALID, "--hostfile '%s': not a readable file", shown_path(cfg->hostfile, shown));
     }
-    const char *hw_name = cfg->hw[0] ? cfg->hw : "cpu";
-    if (zb_hw_profile_load(hw_name, hw) != ZB_OK) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", shown_path(hw_name, shown), error_text(why, sizeof why));
+    /* Without --hw the device backend names its profile (choose_hw). */
+    memset(hw, 0, sizeof *hw);
+    if (cfg->hw[0] && zb_hw_profile_load(cfg->hw, hw) != ZB_OK) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", shown_path(cfg->hw, shown), error_text(why, sizeof why));
     }
     if (cfg->model[0]) {
         zb_model_profile mp;
@@ -127,15 +127,15 @@ static void set_peak(zb_bench_ctx *ctx) {
     bool bf16 = cfg->command == ZB_CMD_GEMM && cfg->dtype == ZB_DTYPE_BF16;
     if (cfg->command == ZB_CMD_STEP) {
         zb_dtype param, act, grad;
-        zb_config_step_dtypes(cfg, ctx->backends.device, &param, &act, &grad);
+        zb_config_step_dtypes(cfg, ctx->backends.device->default_param_dtype, &param, &act, &grad);
         bf16 = act == ZB_DTYPE_BF16;
     }
     if (cfg->peak_gflops > 0) {
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
-    } else if (ctx->hw.is_cpu && ctx->hw.fp32_flops_measure) {
+    } else if (ctx->hw.fp32_flops_measure && ctx->backends.device->peak_gflops_per_core) {
         const char *isa = "";
-        double per_core = zb_cpu_peak_gflops_per_core(0.15, &isa);
+        double per_core = ctx->backends.device->peak_gflops_per_core(0.15, &isa);
         ctx->peak_flops = per_core * 1e9 * ctx->blas_threads;
         snprintf(ctx->peak_source, sizeof ctx->peak_source,
                  "measured: %s FMA loop, %.1f GFLOP/s per core x %d thread(s)", isa, per_core,
@@ -157,7 +157,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     const zb_topology *t = &ctx->topo;
     char line[160];
     snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s", t->rank,
-             t->hostname, t->node, t->local_rank, ctx->backends.device);
+             t->hostname, t->node, t->local_rank, ctx->backends.device->name);
     char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
     /* Not agreed on: rank 0's failure ends the job (main aborts). */
     if (ctx->out && !all) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for %d header lines", t->n_ranks);
@@ -170,7 +170,8 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     char layout[160];
     zb_topology_describe(t, layout, sizeof layout);
     fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
-    fprintf(ctx->out, "# backend %s, comm %s: %s\n", ctx->backends.device, ctx->backends.comm, layout);
+    fprintf(ctx->out, "# backend %s, comm %s: %s\n", ctx->backends.device->name, ctx->backends.comm->name,
+            layout);
     if (ctx->backends.note[0]) fprintf(ctx->out, "# %s\n", ctx->backends.note);
     fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
@@ -198,8 +199,9 @@ static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
 }
 
 /* Every rank resolves --backend/--comm on its own machine; the job then
- * agrees: auto falls back to cpu unless every rank has a GPU, and an
- * explicit choice one rank cannot honour fails everywhere (collective). */
+ * agrees: auto falls back to the backend every rank can use (cpu unless
+ * every rank has a GPU), and an explicit choice one rank cannot honour
+ * fails everywhere (collective). */
 static zb_status agree_on_backends(zb_bench_ctx *ctx) {
     zb_status st = zb_backends_resolve(ctx->cfg->backend, ctx->cfg->comm, &ctx->backends);
     int bad = st != ZB_OK, any_bad = 0;
@@ -212,23 +214,25 @@ static zb_status agree_on_backends(zb_bench_ctx *ctx) {
         return st;
     }
     if (any_bad) return ZB_FAIL(ZB_ERR_INVALID, "another rank could not use the requested backend");
-    int cuda = !strcmp(ctx->backends.device, "cuda"), all_cuda = 0;
-    ZB_TRY(zb_mpi_allreduce_bounded(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD,
-                                    "agreeing on the cuda device", ctx->cfg->timeout_s));
-    if (cuda && !all_cuda) {
-        /* Only --backend auto can get here: some rank has no GPU. */
-        return zb_backends_resolve("cpu", ctx->cfg->comm, &ctx->backends);
-    }
-    return ZB_OK;
+    int mine = ctx->backends.device->auto_priority, lowest = 0;
+    ZB_TRY(zb_mpi_allreduce_bounded(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD,
+                                    "agreeing on the device backend", ctx->cfg->timeout_s));
+    return zb_backends_fall_back(&ctx->backends, lowest, ctx->cfg->comm);
 }
 
-/* On a GPU the default hardware profile follows the GPU's name. */
-static void choose_hw(zb_bench_ctx *ctx) {
-    if (ctx->cfg->hw[0] || strcmp(ctx->backends.device, "cuda") != 0) return;
+/* Without --hw the device backend names the profile of this rank's device;
+ * unknown hardware (a GPU zerobench has no profile for) has no peaks, so
+ * MFU is not measured. Found alike on every rank. */
+static zb_status choose_hw(zb_bench_ctx *ctx) {
+    if (ctx->cfg->hw[0]) return ZB_OK;
     const char *name = zb_backends_default_hw(&ctx->backends, ctx->topo.local_rank);
-    zb_hw_profile hw;
-    if (name && zb_hw_profile_load(name, &hw) == ZB_OK) ctx->hw = hw;
-    else ctx->hw.fp32_flops = ctx->hw.bf16_flops = 0; /* unknown GPU: no peak, MFU not measured */
+    if (!name) return ZB_OK; /* validate_inputs left the peaks at zero */
+    char why[ZB_ERROR_MAX];
+    if (zb_hw_profile_load(name, &ctx->hw) != ZB_OK) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s' (the default of --backend %s): %s", name,
+                       ctx->backends.device->name, error_text(why, sizeof why));
+    }
+    return ZB_OK;
 }
 
 static void teardown_backends(zb_bench_ctx *ctx) {
@@ -277,10 +281,8 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     st = agree_on_backends(&ctx);
     /* Before any measured work, while the ranks are otherwise idle. */
     if (st == ZB_OK) st = zb_clock_sync_run(&ctx.topo, cfg->timeout_s, &sync);
-    if (st == ZB_OK) {
-        choose_hw(&ctx);
-        st = setup_backends(&ctx, &trace);
-    }
+    if (st == ZB_OK) st = choose_hw(&ctx);
+    if (st == ZB_OK) st = setup_backends(&ctx, &trace);
     if (st == ZB_OK) {
         json_t *config = zb_config_to_json(cfg);
         json_object_set_new(config, "blas_threads", json_integer(ctx.blas_threads));

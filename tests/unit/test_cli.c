@@ -303,23 +303,23 @@ static void test_accepted(void) {
      * float and bf16, step only. zb_config_step_dtypes resolves them. */
     zb_dtype pd, ad, gd;
     ZB_CHECK(cfg.param_dtype == ZB_DTYPE_UNSET && cfg.act_dtype == ZB_DTYPE_UNSET && cfg.grad_reduce_dtype == ZB_DTYPE_UNSET);
-    zb_config_step_dtypes(&cfg, "cpu", &pd, &ad, &gd);
+    zb_config_step_dtypes(&cfg, ZB_DTYPE_F32, &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_F32 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_F32);
-    zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
+    zb_config_step_dtypes(&cfg, ZB_DTYPE_BF16, &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_BF16 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype", "bf16"), &cfg);
     ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == ZB_DTYPE_UNSET);
-    zb_config_step_dtypes(&cfg, "cpu", &pd, &ad, &gd);
+    zb_config_step_dtypes(&cfg, ZB_DTYPE_F32, &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_BF16 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype=bf16", "--grad-reduce-dtype", "float"), &cfg);
     ZB_CHECK(cfg.param_dtype == ZB_DTYPE_BF16 && cfg.grad_reduce_dtype == ZB_DTYPE_F32);
     OK(ARGS("--param-dtype=bf16", "--act-dtype", "float"), &cfg);
-    zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
+    zb_config_step_dtypes(&cfg, ZB_DTYPE_BF16, &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_BF16 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_BF16);
     OK(ARGS("--grad-reduce-dtype", "bf16"), &cfg);
     ZB_CHECK(cfg.param_dtype == ZB_DTYPE_UNSET && cfg.grad_reduce_dtype == ZB_DTYPE_BF16);
     OK(ARGS("--param-dtype", "float"), &cfg);
-    zb_config_step_dtypes(&cfg, "cuda", &pd, &ad, &gd);
+    zb_config_step_dtypes(&cfg, ZB_DTYPE_BF16, &pd, &ad, &gd);
     ZB_CHECK(pd == ZB_DTYPE_F32 && ad == ZB_DTYPE_F32 && gd == ZB_DTYPE_F32);
     OK(ARGS("--grad-reduce-dtype", "fp32", "--act-dtype", "bfloat16"), &cfg); /* the spelling */
     ZB_CHECK(cfg.grad_reduce_dtype == ZB_DTYPE_F32 && cfg.act_dtype == ZB_DTYPE_BF16);

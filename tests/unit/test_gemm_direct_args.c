@@ -4,17 +4,20 @@
  *     a valid GEMM maps exactly as zb_lt_map_gemm maps it;
  *   - zb_gemm_direct_seconds: milliseconds over n GEMMs -> seconds per GEMM,
  *     refusing a zero, negative or non-finite elapsed time;
- *   - zb_gemm_direct_baseline: the table's group title per device;
- *   - zb_cuda_gemm_direct_time on a cpu device: refused before any CUDA
- *     call (ZB_ERR_INVALID, "not a CUDA device", in CUDA builds; the stub's
- *     ZB_ERR_UNSUPPORTED, "built without CUDA", otherwise), *seconds 0. */
+ *   - the registry entries' gemm_direct_name: the table's group title per
+ *     backend (none for a backend not built);
+ *   - zb_cuda_gemm_direct_time on a cpu device (CUDA builds): refused
+ *     before any CUDA call (ZB_ERR_INVALID, "not a CUDA device"), *seconds
+ *     0; the cpu baseline refuses a bf16 GEMM. */
 #include <math.h>
 #include <string.h>
 
-#include "bench.h"
 #include "cublaslt_map.h"
+#ifdef ZB_HAVE_CUDA
 #include "cuda_backend.h"
+#endif
 #include "device.h"
+#include "registry.h"
 #include "device_cpu.h"
 #include "zb_test.h"
 
@@ -85,16 +88,25 @@ static void test_seconds(void) {
     ZB_CHECK(zb_gemm_direct_seconds(5.0, 0, "shape", &s) == ZB_ERR_INVALID && s == 0.0);
 }
 
+/* The baseline is a capability of the registry entries: named per backend,
+ * absent where a backend has none. */
 static void test_baseline(void) {
-    const char *cpu = zb_gemm_direct_baseline("cpu");
-    const char *cuda = zb_gemm_direct_baseline("cuda");
-    ZB_CHECK(cpu && !strcmp(cpu, "direct BLAS"));
-    ZB_CHECK(cuda && !strcmp(cuda, "direct cuBLASLt"));
-    ZB_CHECK(zb_gemm_direct_baseline("sim") == NULL);
-    ZB_CHECK(zb_gemm_direct_baseline("") == NULL);
-    ZB_CHECK(zb_gemm_direct_baseline(NULL) == NULL);
+    const zb_device_backend *cpu = zb_device_backend_find("cpu");
+    const zb_device_backend *cuda = zb_device_backend_find("cuda");
+    ZB_CHECK(cpu && cpu->gemm_direct_time && cpu->gemm_direct_name &&
+             !strcmp(cpu->gemm_direct_name, "direct BLAS"));
+    ZB_CHECK(cuda != NULL);
+    if (!cuda) return;
+#ifdef ZB_HAVE_CUDA
+    ZB_CHECK(cuda->gemm_direct_time && cuda->gemm_direct_name &&
+             !strcmp(cuda->gemm_direct_name, "direct cuBLASLt"));
+#else
+    ZB_CHECK(cuda->not_built && !cuda->gemm_direct_time && !cuda->gemm_direct_name);
+#endif
 }
 
+/* The cuda baseline refuses a cpu device before any CUDA call; the cpu
+ * baseline refuses what it cannot time (bf16, no iterations). */
 static void test_not_cuda(void) {
     zb_device_config cfg = {0, 0, 1, 10.0, NULL};
     zb_device *dev = NULL;
@@ -102,18 +114,20 @@ static void test_not_cuda(void) {
     if (!dev) return;
     zb_gemm_desc g = valid_desc();
     double s = 1.0;
+    const zb_device_backend *cpu = zb_device_backend_find("cpu");
+    ZB_CHECK(cpu->gemm_direct_time(dev, &g, 1, 2, &s) == ZB_ERR_INVALID && s == 0.0);
+    ZB_CHECK_MSG(strstr(zb_error_message(), "direct BLAS") && strstr(zb_error_message(), "bf16"), "'%s'",
+                 zb_error_message());
+#ifdef ZB_HAVE_CUDA
+    s = 1.0;
     zb_status st = zb_cuda_gemm_direct_time(dev, &g, 1, 2, &s);
     const char *msg = zb_error_message();
-#ifdef ZB_HAVE_CUDA
     ZB_CHECK_MSG(st == ZB_ERR_INVALID && strstr(msg, "not a CUDA device") && strstr(msg, "cpu"),
                  "status %d '%s'", (int)st, msg);
     /* Bad counts are refused first, naming the shape. */
     s = 1.0;
     ZB_CHECK(zb_cuda_gemm_direct_time(dev, &g, 0, 0, &s) == ZB_ERR_INVALID && s == 0.0);
     ZB_CHECK_MSG(strstr(zb_error_message(), "m=4 n=3 k=2"), "'%s'", zb_error_message());
-#else
-    ZB_CHECK_MSG(st == ZB_ERR_UNSUPPORTED && strstr(msg, "built without CUDA"), "status %d '%s'",
-                 (int)st, msg);
 #endif
     ZB_CHECK(s == 0.0);
     zb_dev_destroy(dev);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm_nccl.h"
+#include "registry.h"
 #include "nccl_boot.h"
 #include "nccl_wait.h"
 #include "zb_test.h"
@@ -293,21 +294,18 @@ static void test_version_text(void) {
 }
 
 static void test_stub_or_meta(void) {
+    const zb_comm_backend *nccl = zb_comm_backend_find("nccl");
+    ZB_CHECK(nccl != NULL && nccl->device_only && !strcmp(nccl->device_only, "cuda"));
+    if (!nccl) return;
 #ifndef ZB_HAVE_CUDA
-    /* Built without CUDA: the nccl comm says so; the meta gains nothing. */
-    zb_comm *c = (zb_comm *)&work_token;
-    zb_comm_config cfg = {1.0};
-    ZB_CHECK(zb_comm_nccl_create(NULL, NULL, 1, &cfg, &c) == ZB_ERR_UNSUPPORTED);
-    ZB_CHECK(c == NULL);
-    ZB_CHECK(strstr(zb_error_message(), "built without CUDA") != NULL);
-    json_t *meta = json_object();
-    ZB_CHECK_OK(zb_nccl_meta(meta));
-    ZB_CHECK(json_object_size(meta) == 0);
-    json_decref(meta);
+    /* Built without CUDA: the entry says so and offers nothing. */
+    ZB_CHECK(nccl->not_built && strstr(nccl->not_built, "built without CUDA") != NULL);
+    ZB_CHECK(!nccl->create && !nccl->meta);
 #else
     /* ncclGetVersion needs no GPU: the meta names the library's version. */
+    ZB_CHECK(!nccl->not_built && nccl->create && nccl->meta);
     json_t *meta = json_object();
-    ZB_CHECK_OK(zb_nccl_meta(meta));
+    ZB_CHECK_OK(nccl->meta(meta));
     const char *v = json_string_value(json_object_get(meta, "nccl_version"));
     ZB_CHECK(v != NULL && v[0] >= '2' && v[0] <= '9' && strchr(v, '.') != NULL);
     ZB_CHECK(json_string_value(json_object_get(meta, "nccl_version_built")) != NULL);

@@ -7,9 +7,10 @@
 
 #include "cuda_backend.h"
 #include "cuda_check.h"
-#include "probe_cuda.h"
 
-zb_status zb_cuda_probe_runtime(int *n_devices, char *why, size_t n) {
+zb_status zb_cuda_probe(int *n_devices, char *why, size_t n) {
+    if (n_devices) *n_devices = 0;
+    if (why && n) why[0] = '\0';
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     char line[ZB_ERROR_MAX];
@@ -44,7 +45,7 @@ zb_status zb_cuda_describe(int device, char *name, size_t n, int *driver_version
     if (driver_version) *driver_version = drv;
     int count = 0;
     char why[ZB_ERROR_MAX];
-    ZB_TRY(zb_cuda_probe_runtime(&count, why, sizeof why));
+    ZB_TRY(zb_cuda_probe(&count, why, sizeof why));
     if (device < 0 || device >= count) {
         return ZB_FAIL(ZB_ERR_INVALID, "GPU %d asked for; %d visible", device, count);
     }

@@ -1,0 +1,67 @@
+/* The backend registry (registry.h): one line per backend. */
+#include "registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern const zb_device_backend zb_device_backend_cpu;
+extern const zb_device_backend zb_device_backend_cuda;
+extern const zb_comm_backend zb_comm_backend_mpi;
+extern const zb_comm_backend zb_comm_backend_nccl;
+
+static const zb_device_backend *const device_backends[] = {
+    &zb_device_backend_cpu,
+    &zb_device_backend_cuda,
+};
+
+static const zb_comm_backend *const comm_backends[] = {
+    &zb_comm_backend_mpi,
+    &zb_comm_backend_nccl,
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+const zb_device_backend *const *zb_device_backends(size_t *n) {
+    *n = COUNT(device_backends);
+    return device_backends;
+}
+
+const zb_comm_backend *const *zb_comm_backends(size_t *n) {
+    *n = COUNT(comm_backends);
+    return comm_backends;
+}
+
+const zb_device_backend *zb_device_backend_find(const char *name) {
+    for (size_t i = 0; name && i < COUNT(device_backends); i++) {
+        if (!strcmp(device_backends[i]->name, name)) return device_backends[i];
+    }
+    return NULL;
+}
+
+const zb_comm_backend *zb_comm_backend_find(const char *name) {
+    for (size_t i = 0; name && i < COUNT(comm_backends); i++) {
+        if (!strcmp(comm_backends[i]->name, name)) return comm_backends[i];
+    }
+    return NULL;
+}
+
+static void join(char *out, size_t n, const char *name, size_t *used) {
+    int w = snprintf(out + *used, n - *used, "%s%s", *used ? ", " : "", name);
+    if (w > 0) *used = *used + (size_t)w < n ? *used + (size_t)w : n - 1;
+}
+
+void zb_device_backend_names(char *out, size_t n, bool built_only) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < COUNT(device_backends); i++) {
+        if (!built_only || !device_backends[i]->not_built) join(out, n, device_backends[i]->name, &used);
+    }
+}
+
+void zb_comm_backend_names(char *out, size_t n, bool built_only) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < COUNT(comm_backends); i++) {
+        if (!built_only || !comm_backends[i]->not_built) join(out, n, comm_backends[i]->name, &used);
+    }
+}

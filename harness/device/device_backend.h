@@ -1,0 +1,96 @@
+/* What a device backend is, as one registry entry (harness/backends/
+ * registry.c lists them; docs/design.md, "Adding a backend").
+ *
+ * Each backend folder (harness/device/<name>/) defines one
+ * `const zb_device_backend zb_device_backend_<name>` in its backend_<name>.c.
+ * Nothing outside that folder and the registry names a backend or includes
+ * its headers: callers ask the entry for what they need, and an optional
+ * member left NULL means the backend does not offer it.
+ *
+ * A backend that is not part of this build still has its entry: its folder
+ * compiles backend_<name>.c alone with ZB_BACKEND_OFF defined to the reason
+ * (see the folder's CMakeLists.txt), and the entry is ZB_DEVICE_BACKEND_OFF:
+ * its name, `not_built` and auto priority, every other member unset. */
+#ifndef ZB_DEVICE_BACKEND_H
+#define ZB_DEVICE_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "device.h"
+#include "dtype.h"
+#include "status.h"
+#include "trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct zb_kernels;
+
+/* A device's own view of its memory (GPU pools), next to the harness's
+ * per-tag accounting: the pool's reserved high-water mark, the highest
+ * device-wide used bytes, and what lies outside the pool (libraries). */
+typedef struct zb_dev_mem_view {
+    size_t pool_reserved_high_bytes;
+    size_t device_used_high_bytes;
+    size_t library_bytes;
+} zb_dev_mem_view;
+
+typedef struct zb_device_backend {
+    const char *name;      /* the --backend value */
+    const char *not_built; /* not in this build: why, one line; else NULL */
+
+    /* ---- required ---- */
+    /* Usable on this machine? ZB_OK with a short reason in `why` ("a usable
+     * GPU was found"), or ZB_ERR_UNSUPPORTED with one line saying why not. */
+    zb_status (*probe)(char *why, size_t n);
+    zb_status (*create)(const zb_device_config *cfg, zb_device **out);
+    /* The backend's kernel table (also its devices' zb_device_ops.kernels). */
+    const struct zb_kernels *(*kernels)(void);
+    const char *default_comm;      /* what --comm auto picks */
+    zb_dtype default_param_dtype;  /* the step's --param-dtype when not given */
+    int auto_priority;             /* --backend auto tries higher first; 0: never */
+
+    /* ---- optional (NULL / 0: not offered) ---- */
+    /* The hardware profile (profiles/hw/NAME.json) describing this
+     * machine's device for local_rank, or NULL when unknown (no peaks). */
+    const char *(*default_hw)(int local_rank);
+    /* Adds the device's facts (GPU model, driver, ...) to the run's meta. */
+    void (*meta)(int local_rank, json_t *meta);
+    /* A tracer outside the device that fills the trace with its work (CUPTI):
+     * started before the device's first call, flushed before a trace window
+     * is read, stopped at exit. NULL: the device records its ops itself.
+     * tracer_meta_key names the meta boolean saying whether it ran. */
+    zb_status (*tracer_start)(zb_trace *t);
+    void (*tracer_flush)(void);
+    void (*tracer_finish)(void);
+    const char *tracer_meta_key;
+    /* The device's view of its memory (zb_dev_mem_view). */
+    zb_status (*mem_view)(zb_device *dev, zb_dev_mem_view *out);
+    /* gemm --compare-direct's baseline: the library called directly on the
+     * same buffers; `warmup` untimed then `iters` timed GEMMs, *seconds per
+     * GEMM on this rank. gemm_direct_name titles the table's columns. */
+    const char *gemm_direct_name;
+    zb_status (*gemm_direct_time)(zb_device *dev, const zb_gemm_desc *g, int64_t warmup,
+                                  int64_t iters, double *seconds);
+    /* Why the gemm benchmark times this device in float only (its other
+     * dtypes' GEMMs are references, not what a user would run); NULL: any. */
+    const char *gemm_float_only_why;
+    /* Measures one core's peak fp32 GFLOP/s (for hardware profiles that ask
+     * for a measured peak); *isa names the instructions used. */
+    double (*peak_gflops_per_core)(double seconds, const char **isa);
+} zb_device_backend;
+
+/* The entry of a backend left out of this build; it keeps its auto
+ * priority so that --backend auto can say why it was passed over. */
+#define ZB_DEVICE_BACKEND_OFF(name_, why_, auto_priority_) \
+    {.name = (name_), .not_built = (why_), .auto_priority = (auto_priority_)}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
