@@ -28,7 +28,8 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     json_object_set_new(o, "shapes", shapes_json(cfg));
     json_object_set_new(o, "model", json_string(cfg->model));
     json_object_set_new(o, "tokens", json_integer((json_int_t)cfg->tokens));
-    json_object_set_new(o, "hw", json_string(cfg->hw[0] ? cfg->hw : "cpu"));
+    /* --hw as given; main replaces it with the profile in use. */
+    json_object_set_new(o, "hw", cfg->hw[0] ? json_string(cfg->hw) : json_null());
     json_object_set_new(o, "peak_gflops", json_real(cfg->peak_gflops));
     json_object_set_new(o, "threads", json_integer((json_int_t)cfg->threads));
     json_object_set_new(o, "malloc_keep", json_boolean(cfg->malloc_keep));

@@ -223,9 +223,11 @@ static zb_status agree_on_backends(zb_bench_ctx *ctx) {
 /* Without --hw the device backend names the profile of this rank's device;
  * unknown hardware (a GPU zerobench has no profile for) has no peaks, so
  * MFU is not measured. Found alike on every rank. */
-static zb_status choose_hw(zb_bench_ctx *ctx) {
+static zb_status choose_hw(zb_bench_ctx *ctx, const char **chosen) {
+    *chosen = ctx->cfg->hw;
     if (ctx->cfg->hw[0]) return ZB_OK;
     const char *name = zb_backends_default_hw(&ctx->backends, ctx->topo.local_rank);
+    *chosen = name;
     if (!name) return ZB_OK; /* validate_inputs left the peaks at zero */
     char why[ZB_ERROR_MAX];
     if (zb_hw_profile_load(name, &ctx->hw) != ZB_OK) {
@@ -281,11 +283,14 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     st = agree_on_backends(&ctx);
     /* Before any measured work, while the ranks are otherwise idle. */
     if (st == ZB_OK) st = zb_clock_sync_run(&ctx.topo, cfg->timeout_s, &sync);
-    if (st == ZB_OK) st = choose_hw(&ctx);
+    const char *hw_name = NULL; /* the profile used; NULL: none (unknown hardware) */
+    if (st == ZB_OK) st = choose_hw(&ctx, &hw_name);
     if (st == ZB_OK) st = setup_backends(&ctx, &trace);
     if (st == ZB_OK) {
         json_t *config = zb_config_to_json(cfg);
         json_object_set_new(config, "blas_threads", json_integer(ctx.blas_threads));
+        /* The profile in use: --hw, or the device backend's default. */
+        json_object_set_new(config, "hw", hw_name ? json_string(hw_name) : json_null());
         st = zb_meta_collect(zb_report_meta(ctx.report), argc, argv, config, cfg->timeout_s);
         json_decref(config);
         zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
