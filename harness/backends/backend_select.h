@@ -42,9 +42,15 @@ zb_status zb_backends_fall_back(zb_backends *b, int lowest, const char *comm_fla
  * know, ZB_ERR_UNSUPPORTED (naming the rank) for one not in this build. */
 zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_device **out);
 
+/* Whether zb_backends_create starts the device's tracer: the backend has
+ * one, the run's trace is enabled (a disabled trace, as the microbenchmarks
+ * have without --trace, records nothing, so a tracer would only slow them)
+ * and --gpu-trace is on. */
+bool zb_backends_tracer_wanted(const zb_device_backend *d, const zb_trace *t, bool device_trace);
+
 /* Creates the device (streams "compute" and "comm") and the comm over both
- * streams (collective). Starts the device's tracer first unless
- * device_trace is false (a failure only turns trace metrics off, with
+ * streams (collective). Starts the device's tracer first when
+ * zb_backends_tracer_wanted (a failure only turns trace metrics off, with
  * b->note saying why). */
 zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s,
                              bool device_trace, zb_device **dev, zb_stream **compute,
