@@ -419,7 +419,11 @@ static zb_status zb_cupti_deliver(uint32_t flag) {
 
 zb_status zb_cupti_flush(void) {
     if (!zb_cupti_active()) return ZB_FAIL(ZB_ERR_UNSUPPORTED, "CUPTI tracer is not running");
-    return zb_cupti_deliver(0);
+    /* Forced: a plain flush keeps back buffers holding incomplete records,
+     * which would then land in the next window and be clipped there. The
+     * caller flushes after both streams are synchronized, so every record
+     * of the window is complete. */
+    return zb_cupti_deliver(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 zb_status zb_cupti_stop(void) {

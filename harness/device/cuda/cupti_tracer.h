@@ -21,7 +21,7 @@
  *   zb_cupti_flush()                at the end of each measured window, after
  *                                   the device is synchronized and with no op
  *                                   in flight: delivers every record into the
- *                                   trace on the harness clock.
+ *                                   trace on the harness clock (a forced flush).
  *   zb_cupti_stop()                 at exit: a final forced flush, then CUPTI
  *                                   is disabled and finalized.
  *
