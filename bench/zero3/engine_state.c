@@ -228,8 +228,8 @@ static void destroy_event(zb_engine *e, zb_event *ev) {
 void zb_engine_destroy(zb_engine *e) {
     if (!e) return;
     zb_device *d = e->dev;
-    d->ops->stream_sync(e->cs);
-    d->ops->stream_sync(e->ms);
+    (void)zb_comm_wait(e->comm, e->ms, "engine teardown", -1);
+    (void)zb_comm_wait(e->comm, e->cs, "engine teardown", -1);
     for (int u = 0; u < e->n_units; u++) {
         if (e->param) zb_dev_free(d, e->param[u]);
         if (e->grad) zb_dev_free(d, e->grad[u]);
