@@ -387,7 +387,12 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
             info.bytes = op ? op->bytes : 0;
             info.flops = op ? op->flops : 0.0;
         } else {
-            info.kind = ZB_OP_COPY;
+            /* A copy or memset is comm when it is part of a collective (by
+             * correlation: a one-rank NCCL collective launches no kernel,
+             * only a device-to-device copy) or runs on the comm stream (the
+             * mpi comm's staging copies); else a copy. */
+            bool comm_op = op && op->kind == ZB_OP_COMM;
+            info.kind = comm_op || on_comm ? ZB_OP_COMM : ZB_OP_COPY;
             info.bytes = p->bytes;
         }
         info.label = op ? op->label : p->name;
