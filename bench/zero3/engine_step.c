@@ -298,7 +298,7 @@ zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out) {
      * on its event. */
     zb_status st_m = zb_comm_wait(e->comm, e->ms, "step", -1);
     if (st == ZB_OK) st = st_m;
-    zb_status st_c = zb_comm_wait(e->comm, e->cs, "step", -1);
+    zb_status st_c = ops(e)->stream_sync(e->cs);
     if (st == ZB_OK) st = st_c;
     out->end_ns = zb_now_ns();
     out->loss = e->loss_host;
