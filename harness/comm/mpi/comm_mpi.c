@@ -6,8 +6,10 @@
  * passes: the poll is the only place MPI makes progress (Open MPI has no
  * progress thread), and it is what lets a comm stream overlap a compute
  * stream. Non-blocking reduce-scatter is also several times faster than the
- * blocking one on Open MPI 4.1 (REFERENCE.md). bf16 sums use a user-defined
- * MPI_Op that adds in fp32 and rounds to nearest even.
+ * blocking one on Open MPI 4.1. bf16 sums use a user-defined
+ * MPI_Op that adds in fp32 and rounds to nearest even. The comm's wait
+ * (zb_comm_wait) is a sync of the stream those host ops run on, bounded by
+ * the comm's timeout; a collective's own timeout names it in any case.
  *
  * Device memory that is not host memory (cuda; zb_dev_mem_is_host false):
  * Open MPI here is not CUDA-aware, so each collective is staged through a

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DESIGN.md §4; the same list as overlap.c, matched here against the full
- * kernel name (overlap.c sees only the first ZB_LABEL_MAX - 1 bytes). */
+/* NCCL's kernel names, matched against the full kernel name (a trace
+ * record keeps only the first ZB_LABEL_MAX - 1 bytes); the one place a
+ * record is made comm by its name. */
 static const char *const zb_cupti_nccl_names[] = {"ncclDevKernel", "ncclSymkDevKernel",
                                                    "ncclKernel", "oneRankReduce"};
 
