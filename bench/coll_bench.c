@@ -27,12 +27,12 @@ static zb_status issue(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_
     const char *name = zb_coll_name(def->kind);
     switch (def->kind) {
     case ZB_COLL_ALLGATHER:
-        return c->ops->allgather(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype, name, -1);
+        return zb_comm_allgather(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype, name, -1);
     case ZB_COLL_REDUCESCATTER:
-        return c->ops->reducescatter(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype,
+        return zb_comm_reducescatter(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype,
                                      name, -1);
     case ZB_COLL_ALLREDUCE:
-        return c->ops->allreduce(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype, name, -1);
+        return zb_comm_allreduce(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype, name, -1);
     case ZB_COLL_BARRIER:
     case ZB_COLL_COUNT: break;
     }
@@ -43,11 +43,11 @@ static zb_status timed_loop(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
                             double *seconds) {
     const zb_config *cfg = ctx->cfg;
     for (int64_t i = 0; i < cfg->warmup_iters; i++) ZB_TRY(issue(ctx, def, a));
-    ZB_TRY(ctx->comm->ops->barrier(ctx->comm, ctx->comm_stream));
-    ZB_TRY(ctx->dev->ops->stream_sync(ctx->comm_stream));
+    ZB_TRY(zb_comm_barrier(ctx->comm, ctx->comm_stream));
+    ZB_TRY(zb_comm_wait(ctx->comm, ctx->comm_stream, "warm-up", -1));
     int64_t t0 = zb_now_ns();
     for (int64_t i = 0; i < cfg->iters; i++) ZB_TRY(issue(ctx, def, a));
-    ZB_TRY(ctx->dev->ops->stream_sync(ctx->comm_stream));
+    ZB_TRY(zb_comm_wait(ctx->comm, ctx->comm_stream, "timed loop", -1));
     *seconds = (double)(zb_now_ns() - t0) / 1e9 / (double)cfg->iters;
     return ZB_OK;
 }
@@ -69,7 +69,7 @@ static zb_status load_input(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     zb_op_info info = {ZB_OP_COPY, "load_input", -1, 0, 0};
     size_t bytes = input_elems(def, a) * zb_dtype_size(a->dtype);
     ZB_TRY(ctx->dev->ops->memcpy_async(ctx->comm_stream, a->send, host, bytes, &info));
-    return ctx->dev->ops->stream_sync(ctx->comm_stream);
+    return zb_comm_wait(ctx->comm, ctx->comm_stream, "load_input", -1);
 }
 
 static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a, void *host,
@@ -79,7 +79,7 @@ static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     zb_op_info info = {ZB_OP_COPY, "read_output", -1, 0, 0};
     size_t bytes = output_elems(def, a) * zb_dtype_size(a->dtype);
     ZB_TRY(ctx->dev->ops->memcpy_async(ctx->comm_stream, host, a->recv, bytes, &info));
-    ZB_TRY(ctx->dev->ops->stream_sync(ctx->comm_stream));
+    ZB_TRY(zb_comm_wait(ctx->comm, ctx->comm_stream, "read_output", -1));
     zb_coll_args h = *a;
     h.recv = host;
     return zb_bench_sum(ctx, zb_coll_count_wrong(def, &h), wrong);

@@ -228,8 +228,11 @@ static void destroy_event(zb_engine *e, zb_event *ev) {
 void zb_engine_destroy(zb_engine *e) {
     if (!e) return;
     zb_device *d = e->dev;
+    /* The comm stream through the comm's bounded wait (it names a stuck
+     * collective); a comm that refuses (aborted) still gets the device's
+     * own bounded sync before the buffers go. Then the compute stream. */
+    if (zb_comm_wait(e->comm, e->ms, "engine teardown", -1) != ZB_OK) d->ops->stream_sync(e->ms);
     d->ops->stream_sync(e->cs);
-    d->ops->stream_sync(e->ms);
     for (int u = 0; u < e->n_units; u++) {
         if (e->param) zb_dev_free(d, e->param[u]);
         if (e->grad) zb_dev_free(d, e->grad[u]);

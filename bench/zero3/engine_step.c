@@ -59,7 +59,7 @@ static zb_status issue_gather_ops(zb_engine *e, int use) {
     int u = unit_of_use(e, use), slot = pslot_of_use(e, use);
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_pslot_free[slot]));
     ZB_TRY(comm_after_compute(e));
-    ZB_TRY(e->comm->ops->allgather(e->comm, e->ms, e->param[u], e->pslot[slot], e->shard[u],
+    ZB_TRY(zb_comm_allgather(e->comm, e->ms, e->param[u], e->pslot[slot], e->shard[u],
                                    e->cfg.param_dtype, use < e->n_units ? "allgather.fwd" : "allgather.bwd", u));
     ZB_TRY(ops(e)->event_record(e->ev_gathered[use], e->ms));
     return compute_after_comm(e);
@@ -189,15 +189,15 @@ static zb_status issue_reduction_ops(zb_engine *e, int use) {
     ZB_TRY(comm_after_compute(e));
     zb_dtype gt = e->cfg.grad_dtype;
     if (e->cfg.stage == 0) {
-        ZB_TRY(c->ops->allreduce(c, e->ms, e->grad[u], e->grad[u], e->padded[u], gt,
+        ZB_TRY(zb_comm_allreduce(c, e->ms, e->grad[u], e->grad[u], e->padded[u], gt,
                                  "allreduce.grad", u));
     } else if (e->cfg.stage == 1) {
         void *mine = elem(e->grad[u], (size_t)e->rank * e->shard[u], e->gsize);
-        ZB_TRY(c->ops->reducescatter(c, e->ms, e->grad[u], mine, e->shard[u], gt,
+        ZB_TRY(zb_comm_reducescatter(c, e->ms, e->grad[u], mine, e->shard[u], gt,
                                      "reducescatter.grad", u));
     } else {
         void *slot = e->gslot[j % e->n_gslots];
-        ZB_TRY(c->ops->reducescatter(c, e->ms, slot, e->grad[u], e->shard[u], gt,
+        ZB_TRY(zb_comm_reducescatter(c, e->ms, slot, e->grad[u], e->shard[u], gt,
                                      "reducescatter.grad", u));
         ZB_TRY(ops(e)->event_record(e->ev_gslot_free[j % e->n_gslots], e->ms));
     }
@@ -242,7 +242,7 @@ static zb_status optimizer_unit(zb_engine *e, int u) {
     ZB_TRY(ops(e)->event_record(e->ev_updated[u], e->cs));
     ZB_TRY(ops(e)->stream_wait_event(e->ms, e->ev_updated[u]));
     ZB_TRY(comm_after_compute(e));
-    ZB_TRY(e->comm->ops->allgather(e->comm, e->ms, param_dst, e->param[u], e->shard[u],
+    ZB_TRY(zb_comm_allgather(e->comm, e->ms, param_dst, e->param[u], e->shard[u],
                                    e->cfg.param_dtype, "allgather.params", u));
     return compute_after_comm(e);
 }
@@ -292,11 +292,14 @@ zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out) {
     uint64_t sent_before = total_sent(e->comm);
     out->start_ns = zb_now_ns();
     zb_status st = issue_step(e, step);
-    /* Drain both streams even after an issue error, so nothing runs on. */
+    /* Drain both streams even after an issue error, so nothing runs on.
+     * The comm stream first, through the comm's bounded wait: a stuck
+     * collective is then reported by name, not as a compute stream stuck
+     * on its event. */
+    zb_status st_m = zb_comm_wait(e->comm, e->ms, "step", -1);
+    if (st == ZB_OK) st = st_m;
     zb_status st_c = ops(e)->stream_sync(e->cs);
     if (st == ZB_OK) st = st_c;
-    zb_status st_m = ops(e)->stream_sync(e->ms);
-    if (st == ZB_OK) st = st_m;
     out->end_ns = zb_now_ns();
     out->loss = e->loss_host;
     out->sent_bytes = total_sent(e->comm) - sent_before;

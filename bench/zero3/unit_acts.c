@@ -179,7 +179,7 @@ double zb_unit_forward_flops(const zb_model_cfg *cfg, int unit, int B) {
     case ZB_UNIT_EMBED: return 0.0;
     case ZB_UNIT_LAYER: {
         double mm = HD * C + 2.0 * KD * C + C * HD + 3.0 * F * C;
-        double attn = 4.0 * (double)B * HD * (double)cfg->seq * (double)cfg->seq;
+        double attn = zb_attention_fwd_flops(B, cfg->seq, cfg->heads, cfg->head_dim);
         return 2.0 * N * mm + attn;
     }
     case ZB_UNIT_HEAD: return 2.0 * N * (double)cfg->vocab * C;

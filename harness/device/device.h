@@ -132,6 +132,14 @@ typedef struct zb_device_ops {
     /* The backend's kernel table (kernels.h), kept in the backend's folder;
      * optional: NULL for a device without one. Use zb_kernels_for. */
     const struct zb_kernels *(*kernels)(void);
+
+    /* Optional: stream_sync bounded by `timeout_s` instead of the device's
+     * own timeout. The stream's sticky error comes first, as in stream_sync;
+     * work not done within timeout_s returns ZB_ERR_NOT_READY and records no
+     * message, so the caller words the timeout after what it waited for (the
+     * comm names its collective: harness/comm/comm.c). NULL: stream_sync.
+     * Use zb_dev_stream_sync_within. */
+    zb_status (*stream_sync_within)(zb_stream *s, double timeout_s);
 } zb_device_ops;
 
 /* Options every backend understands. */
@@ -179,6 +187,13 @@ struct zb_stream {
 struct zb_event {
     zb_device *dev;
 };
+
+/* stream_sync_within where the device has it, else stream_sync (whose
+ * timeout is the device's and whose message is its own). */
+static inline zb_status zb_dev_stream_sync_within(zb_stream *s, double timeout_s) {
+    const zb_device_ops *o = s->dev->ops;
+    return o->stream_sync_within ? o->stream_sync_within(s, timeout_s) : o->stream_sync(s);
+}
 
 #ifdef __cplusplus
 }

@@ -32,8 +32,19 @@
  *
  * Each op leaves one trace record: kind compute, c->label (copied at issue
  * time, so a stack buffer is fine), c->unit, and flops where meaningful
- * (attention: 4*B*H*T*T*D forward, twice that backward; the full T x T
- * matrix, as DESIGN.md §4 counts it; elementwise ops 0). */
+ * (attention: zb_attention_fwd_flops forward, twice that backward;
+ * elementwise ops 0).
+ *
+ * Front end and backends. zb_kernels_for returns the front end: one table
+ * whose entries check every call's arguments for every backend (a stream,
+ * storage dtype float or bf16, dimensions as each entry says, non-NULL
+ * pointers when there is work, element counts whose bytes fit a size_t),
+ * refusing a bad one with ZB_ERR_INVALID and one line naming the op and the
+ * value before anything is queued; they set zb_kcall.flops, then call the
+ * same entry of the stream's backend table (zb_device_ops.kernels). A
+ * backend table trusts its arguments and reports c->flops; tests may call
+ * one directly (zb_kernels_cpu, zb_kernels_cuda) with arguments they know
+ * to be good. */
 #ifndef ZB_KERNELS_H
 #define ZB_KERNELS_H
 
@@ -53,6 +64,7 @@ typedef struct zb_kcall {
     const char *label; /* NULL reads as the op's name */
     int unit;          /* model unit, or -1 */
     zb_dtype dtype;    /* storage of activations and weights (void * args) */
+    double flops;      /* set by the front end for the trace record; callers leave it 0 */
 } zb_kcall;
 
 typedef struct zb_kernels {
@@ -130,10 +142,18 @@ typedef struct zb_kernels {
                       zb_dtype src_type, size_t n);
 } zb_kernels;
 
-/* The kernel table of a device's backend (zb_device_ops.kernels); NULL,
- * with a ZB_ERR_UNSUPPORTED message recorded, for a device that has none.
- * The table is static: never freed. */
+/* The kernel front end for a device whose backend has a kernel table
+ * (zb_device_ops.kernels); NULL, with a ZB_ERR_UNSUPPORTED message
+ * recorded, for a device that has none. The table is static: never freed. */
 const zb_kernels *zb_kernels_for(zb_device *dev);
+
+/* FLOPs of causal GQA attention forward over q [B, T, H, D]: Q K^T and P V,
+ * 2*T*T*D each per batch and head, counting the full T x T matrix
+ * (docs/design.md, "Metrics"): 4*B*H*T*T*D. The backward is twice that.
+ * The one formula: the front end's trace records and the per-token counts
+ * (harness/metrics/flops.c, the engine's unit FLOPs) all use it. */
+double zb_attention_fwd_flops(int B, int T, int H, int D);
+double zb_attention_bwd_flops(int B, int T, int H, int D);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #include "flops.h"
 
 #include <math.h>
+
+#include "kernels.h"
 #include <string.h>
 
 static const char *const zb_convention_names[ZB_FLOPS_CONVENTION_COUNT] = {"full", "causal"};
@@ -83,8 +85,9 @@ zb_status zb_flops_per_token(const zb_flops_shape *s, zb_flops_convention conv,
     double n_head = dim * (double)s->vocab;
 
     /* Forward attention FLOPs per token: QK^T and PV, 2*s*d_attn each, per
-     * layer; the causal convention keeps half. */
-    double attn_fwd = 4.0 * L * d_attn * seq;
+     * layer (the kernels' formula for one sequence, over its s tokens); the
+     * causal convention keeps half. */
+    double attn_fwd = L * (zb_attention_fwd_flops(1, s->seq, s->n_heads, s->head_dim) / seq);
     if (conv == ZB_FLOPS_CAUSAL) attn_fwd *= 0.5;
 
     memset(out, 0, sizeof *out);

@@ -1,5 +1,6 @@
 /* Overlap of comm and compute intervals from trace records, and median/min
- * helpers (see overlap.h for the definitions and the empty-comm rule).
+ * helpers (see overlap.h for the definitions and the empty-comm rule). A
+ * record counts by its kind alone: its producer classified it.
  *
  * Method: collect the clipped comm and compute intervals, sort each by start,
  * merge each into a sorted list of disjoint intervals (the unions M and C),
@@ -11,32 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const zb_nccl_kernel_names[] = {
-    "ncclDevKernel", "ncclSymkDevKernel", "ncclKernel", "oneRankReduce"};
-
 typedef struct zb_interval {
     int64_t start_ns;
     int64_t end_ns;
 } zb_interval;
 
-bool zb_overlap_is_nccl_label(const char *label) {
-    if (!label) return false;
-    char buf[ZB_LABEL_MAX + 1];
-    size_t len = 0;
-    while (len < ZB_LABEL_MAX && label[len] != '\0') len++;
-    memcpy(buf, label, len);
-    buf[len] = '\0';
-    for (size_t i = 0; i < sizeof zb_nccl_kernel_names / sizeof zb_nccl_kernel_names[0]; i++) {
-        if (strstr(buf, zb_nccl_kernel_names[i])) return true;
-    }
-    return false;
-}
-
-bool zb_overlap_is_comm(const zb_trace_record *r, int comm_stream) {
-    if (r->kind == ZB_OP_COMM) return true;
-    if (comm_stream != ZB_OVERLAP_NO_COMM_STREAM && r->stream == comm_stream) return true;
-    return zb_overlap_is_nccl_label(r->label);
-}
+bool zb_overlap_is_comm(const zb_trace_record *r) { return r->kind == ZB_OP_COMM; }
 
 static int zb_interval_cmp(const void *a, const void *b) {
     const zb_interval *x = (const zb_interval *)a;
@@ -85,8 +66,7 @@ static int64_t zb_interval_intersection_ns(const zb_interval *a, size_t na, cons
 
 /* filter_rank == INT_MIN: use every record, which must all share one rank. */
 static zb_status zb_overlap_run(const zb_trace_record *recs, size_t n, int filter_rank,
-                                int comm_stream, int64_t t0_ns, int64_t t1_ns,
-                                zb_overlap *out) {
+                                int64_t t0_ns, int64_t t1_ns, zb_overlap *out) {
     if (!out) return ZB_FAIL(ZB_ERR_INVALID, "zb_overlap_compute: out is NULL");
     memset(out, 0, sizeof *out);
     out->overlap_pct = NAN;
@@ -124,7 +104,7 @@ static zb_status zb_overlap_run(const zb_trace_record *recs, size_t n, int filte
     for (size_t i = 0; i < n; i++) {
         const zb_trace_record *r = &recs[i];
         if (filter_rank != INT_MIN && r->rank != filter_rank) continue;
-        bool is_comm = zb_overlap_is_comm(r, comm_stream);
+        bool is_comm = zb_overlap_is_comm(r);
         if (!is_comm && r->kind != ZB_OP_COMPUTE) continue; /* copies: neither */
         zb_interval iv;
         iv.start_ns = r->start_ns > t0_ns ? r->start_ns : t0_ns;
@@ -153,14 +133,16 @@ static zb_status zb_overlap_run(const zb_trace_record *recs, size_t n, int filte
 
 zb_status zb_overlap_compute(const zb_trace_record *recs, size_t n, int comm_stream,
                              int64_t t0_ns, int64_t t1_ns, zb_overlap *out) {
-    return zb_overlap_run(recs, n, INT_MIN, comm_stream, t0_ns, t1_ns, out);
+    (void)comm_stream; /* classified where produced: the kind says it */
+    return zb_overlap_run(recs, n, INT_MIN, t0_ns, t1_ns, out);
 }
 
 zb_status zb_overlap_compute_rank(const zb_trace_record *recs, size_t n, int rank,
                                   int comm_stream, int64_t t0_ns, int64_t t1_ns,
                                   zb_overlap *out) {
     if (rank == INT_MIN) return ZB_FAIL(ZB_ERR_INVALID, "zb_overlap_compute_rank: rank %d", rank);
-    return zb_overlap_run(recs, n, rank, comm_stream, t0_ns, t1_ns, out);
+    (void)comm_stream;
+    return zb_overlap_run(recs, n, rank, t0_ns, t1_ns, out);
 }
 
 /* Ascending, NaN last. */

@@ -1,13 +1,14 @@
-/* Compute/communication overlap from trace records (DESIGN.md §4, Holistic
- * Trace Analysis's definition), and the median/min helpers reports use to
- * summarize per-step, per-rank values.
+/* Compute/communication overlap from trace records (Holistic Trace
+ * Analysis's definition; docs/design.md, "Metrics"), and the median/min
+ * helpers reports use to summarize per-step, per-rank values.
  *
  * For one rank and a time window [t0_ns, t1_ns):
- *   M = union of comm intervals: records whose kind is ZB_OP_COMM, or that ran
- *       on the designated comm stream, or whose label names an NCCL kernel
- *       ("ncclDevKernel", "ncclSymkDevKernel", "ncclKernel", "oneRankReduce");
- *   C = union of compute intervals: kind ZB_OP_COMPUTE and not comm by the
- *       rule above. Copies (ZB_OP_COPY off the comm stream) are in neither.
+ *   M = union of comm intervals: records of kind ZB_OP_COMM;
+ *   C = union of compute intervals: records of kind ZB_OP_COMPUTE.
+ * Copies (ZB_OP_COPY) are in neither. The kind is all that is read: records
+ * are classified where they are produced (the issuer's zb_op_info.kind; for
+ * GPU records the CUPTI map, harness/device/cuda/cupti_map.h, which makes
+ * NCCL kernels, work on the comm stream and copies of a collective comm).
  * Every interval is clipped to the window first.
  *   comm_ns = |M|, compute_ns = |C|, overlap_ns = |M ∩ C|,
  *   exposed_comm_ns = |M| - |M ∩ C|, busy_ns = |M ∪ C|,
@@ -47,16 +48,13 @@ typedef struct zb_overlap {
     size_t n_compute_records; /* records counted as compute (likewise) */
 } zb_overlap;
 
-/* True when `label` (at most ZB_LABEL_MAX bytes, need not be terminated)
- * names an NCCL kernel, which always counts as communication. */
-bool zb_overlap_is_nccl_label(const char *label);
-
-/* True when the record counts as communication under the rule above. */
-bool zb_overlap_is_comm(const zb_trace_record *r, int comm_stream);
+/* True when the record counts as communication (its kind is ZB_OP_COMM). */
+bool zb_overlap_is_comm(const zb_trace_record *r);
 
 /* Overlap of the n records `recs` (all of one rank; mixed ranks are
- * ZB_ERR_INVALID) inside [t0_ns, t1_ns). `comm_stream` is the comm stream's
- * id or ZB_OVERLAP_NO_COMM_STREAM. The input is never modified; scratch is
+ * ZB_ERR_INVALID) inside [t0_ns, t1_ns). `comm_stream` (the comm stream's id
+ * or ZB_OVERLAP_NO_COMM_STREAM) no longer changes the result: what ran on
+ * the comm stream was classified when its record was made. The input is never modified; scratch is
  * allocated and freed here (O(n) memory, O(n log n) time). t1_ns < t0_ns, a
  * record with end_ns < start_ns, or NULL recs with n > 0 is ZB_ERR_INVALID.
  * An empty window or no records gives zeros and comm_measured = false. */

@@ -108,9 +108,9 @@ static bool bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype
 static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
     zb_comm *c = e->comm;
     void *send = b->mem + b->send_at * b->es, *recv = b->mem + b->recv_at * b->es;
-    if (b->kind == ZB_COLL_ALLGATHER) return c->ops->allgather(c, s, send, recv, b->count, b->t, "ag", 1);
-    if (b->kind == ZB_COLL_REDUCESCATTER) return c->ops->reducescatter(c, s, send, recv, b->count, b->t, "rs", 2);
-    return c->ops->allreduce(c, s, send, recv, b->count, b->t, "ar", 3);
+    if (b->kind == ZB_COLL_ALLGATHER) return zb_comm_allgather(c, s, send, recv, b->count, b->t, "ag", 1);
+    if (b->kind == ZB_COLL_REDUCESCATTER) return zb_comm_reducescatter(c, s, send, recv, b->count, b->t, "rs", 2);
+    return zb_comm_allreduce(c, s, send, recv, b->count, b->t, "ar", 3);
 }
 
 /* Downloads and compares; frees. Returns wrong elements (-1: no data). */

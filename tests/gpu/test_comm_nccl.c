@@ -7,9 +7,10 @@
  * the sent-bytes counters; the meta's NCCL version; the refusals (a stream
  * the comm does not know, a dtype NCCL is not given, a comm that is not
  * nccl); and the timeout path, twice: a stream blocked by a host function
- * makes zb_comm_nccl_wait give up after the comm's 1 s timeout, abort the
- * communicator, name the rank and the op and unit (the pending collective's
- * when one is queued), and refuse every later collective. */
+ * makes zb_comm_wait (the front end, reaching zb_comm_nccl_wait) give up
+ * after the comm's 1 s timeout, abort the communicator, name the rank and
+ * the op and unit (the pending collective's when one is queued), and refuse
+ * every later collective. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <mpi.h>
@@ -79,15 +80,15 @@ static long check_one(env *e, zb_stream *s, zb_coll kind, size_t count, zb_dtype
 
     zb_status st = ZB_ERR_INTERNAL;
     switch (kind) {
-    case ZB_COLL_ALLGATHER: st = e->comm->ops->allgather(e->comm, s, send, recv, count, t, "ag", 3); break;
+    case ZB_COLL_ALLGATHER: st = zb_comm_allgather(e->comm, s, send, recv, count, t, "ag", 3); break;
     case ZB_COLL_REDUCESCATTER:
-        st = e->comm->ops->reducescatter(e->comm, s, send, recv, count, t, "rs", 4);
+        st = zb_comm_reducescatter(e->comm, s, send, recv, count, t, "rs", 4);
         break;
-    case ZB_COLL_ALLREDUCE: st = e->comm->ops->allreduce(e->comm, s, send, recv, count, t, "ar", 5); break;
+    case ZB_COLL_ALLREDUCE: st = zb_comm_allreduce(e->comm, s, send, recv, count, t, "ar", 5); break;
     default: break;
     }
     ZB_CHECK_OK(st);
-    ZB_CHECK_OK(zb_comm_nccl_wait(e->comm, s, "check", -1));
+    ZB_CHECK_OK(zb_comm_wait(e->comm, s, "check", -1));
     if (!cuda_ok(cudaMemcpy(back, recv, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H")) goto out;
     wrong = 0;
     for (size_t j = 0; j < count; j++) {
@@ -131,7 +132,7 @@ static void check_collectives(env *e) {
     }
     /* One rank sends nothing, by the formula. */
     for (int k = 0; k < ZB_COLL_COUNT; k++) ZB_CHECK(e->comm->sent_bytes[k] == 0);
-    ZB_CHECK_OK(e->comm->ops->barrier(e->comm, e->streams[0]));
+    ZB_CHECK_OK(zb_comm_barrier(e->comm, e->streams[0]));
     ZB_CHECK_OK(zb_comm_nccl_wait(e->comm, e->streams[0], "barrier", -1));
 }
 
@@ -140,14 +141,14 @@ static void check_refusals(env *e) {
     ZB_CHECK_OK(e->dev->ops->stream_create(e->dev, "other", &other));
     float *buf = NULL;
     if (!cuda_ok(cudaMalloc((void **)&buf, 64), "cudaMalloc")) return;
-    ZB_CHECK(e->comm->ops->allreduce(e->comm, other, buf, buf, 4, ZB_DTYPE_F32, "x", 0) ==
+    ZB_CHECK(zb_comm_allreduce(e->comm, other, buf, buf, 4, ZB_DTYPE_F32, "x", 0) ==
              ZB_ERR_INVALID);
     ZB_CHECK(strstr(zb_error_message(), "'other'") != NULL);
     ZB_CHECK(zb_comm_nccl_wait(e->comm, other, "w", 0) == ZB_ERR_INVALID);
-    ZB_CHECK(e->comm->ops->allreduce(e->comm, e->streams[0], buf, buf, 4, ZB_DTYPE_COUNT, "x", 0) ==
+    ZB_CHECK(zb_comm_allreduce(e->comm, e->streams[0], buf, buf, 4, ZB_DTYPE_COUNT, "x", 0) ==
              ZB_ERR_UNSUPPORTED);
     /* The comm still works after refusals. */
-    ZB_CHECK_OK(e->comm->ops->allreduce(e->comm, e->streams[0], buf, buf, 4, ZB_DTYPE_F32, "x", 0));
+    ZB_CHECK_OK(zb_comm_allreduce(e->comm, e->streams[0], buf, buf, 4, ZB_DTYPE_F32, "x", 0));
     ZB_CHECK_OK(zb_comm_nccl_wait(e->comm, e->streams[0], "w", 0));
     cudaFree(buf);
     e->dev->ops->stream_destroy(other);
@@ -196,10 +197,10 @@ static void check_timeout(env *e, bool queue_collective) {
     if (queue_collective) {
         /* Either the enqueue itself stays in progress past the timeout or
          * the wait does: the message names the collective both ways. */
-        st = comm->ops->allreduce(comm, s, buf, buf + 512, 512, ZB_DTYPE_F32, "blocked.allreduce",
+        st = zb_comm_allreduce(comm, s, buf, buf + 512, 512, ZB_DTYPE_F32, "blocked.allreduce",
                                   11);
     }
-    if (st == ZB_OK) st = zb_comm_nccl_wait(comm, s, "blocked_wait", 9);
+    if (st == ZB_OK) st = zb_comm_wait(comm, s, "blocked_wait", 9); /* the front end reaches the named wait */
     atomic_store(&release_flag, 1);
     pthread_join(releaser, NULL);
 
@@ -211,7 +212,7 @@ static void check_timeout(env *e, bool queue_collective) {
     ZB_CHECK_MSG(strstr(msg, want) != NULL, "message: %s", msg);
     ZB_CHECK_MSG(strstr(msg, "aborted") != NULL, "message: %s", msg);
     /* Aborted: every later call fails at once, naming the op. */
-    st = comm->ops->allgather(comm, s, buf, buf, 4, ZB_DTYPE_F32, "after", 12);
+    st = zb_comm_allgather(comm, s, buf, buf, 4, ZB_DTYPE_F32, "after", 12);
     ZB_CHECK(st == ZB_ERR_MPI);
     ZB_CHECK_MSG(strstr(zb_error_message(), "allgather 'after' (unit 12) not issued") != NULL,
                  "message: %s", zb_error_message());

@@ -16,11 +16,12 @@
  * loss and parameter gradients stay fp32 in the bf16 pass and keep the
  * fp32 bound. Backward ops read the CPU's saved forward outputs (inv_rms,
  * probs, lse) on both sides, so they start from the same inputs.
- * Also: zb_kernels_for picks the table; every entry announces exactly one
- * op to the device's op hooks with the call's label and unit (the CUPTI
- * tracer's names) and the CPU table's flops; bad shapes and an unknown
- * storage dtype are refused on the host with ZB_ERR_INVALID naming the op,
- * nothing announced; cast converts fp32 <-> bf16 bit for bit as the CPU
+ * Both tables are reached through the kernel front end (zb_kernels_for),
+ * which routes each call to its stream's backend table. Also: every entry
+ * announces exactly one op to the device's op hooks with the call's label
+ * and unit (the CUPTI tracer's names) and the front end's flops; bad shapes
+ * and an unknown storage dtype are refused on the host with ZB_ERR_INVALID
+ * naming the op, nothing announced; cast converts fp32 <-> bf16 bit for bit as the CPU
  * table does (ties, NaNs, infinities, subnormals; all 65536 bf16
  * patterns); a bad token id surfaces at the stream's synchronization as
  * ZB_ERR_INVALID.
@@ -462,10 +463,13 @@ int main(void) {
     if (!cpu_dev || !gpu_dev) return zb_test_finish("test_cuda_kernel_table");
     ZB_CHECK_OK(cpu_dev->ops->stream_create(cpu_dev, "compute", &cs));
     ZB_CHECK_OK(gpu_dev->ops->stream_create(gpu_dev, "compute", &gs));
+    /* Both sides through the front end (its checks and flops), which sends
+     * each call to its stream's backend table. */
     kc = zb_kernels_for(cpu_dev);
     kg = zb_kernels_for(gpu_dev);
-    ZB_CHECK(kc && kg && kg == zb_kernels_cuda() && kc == zb_kernels_cpu() &&
-             !strcmp(kg->name, "cuda"));
+    ZB_CHECK(kc && kg && kg == kc && gpu_dev->ops->kernels() == zb_kernels_cuda() &&
+             cpu_dev->ops->kernels() == zb_kernels_cpu() &&
+             !strcmp(zb_kernels_cuda()->name, "cuda"));
     if (!kc || !kg) return zb_test_finish("test_cuda_kernel_table");
     zb_cuda_op_hooks hooks = {hook_begin, hook_end, NULL};
     zb_device_cuda_set_op_hooks(gpu_dev, &hooks);

@@ -31,8 +31,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     float send[4] = {0}, recv[64] = {0};
-    zb_status st = comm->ops->allgather(comm, s, send, recv, 4, ZB_DTYPE_F32, "layer7.allgather", 7);
-    if (st == ZB_OK) st = dev->ops->stream_sync(s);
+    zb_status st = zb_comm_allgather(comm, s, send, recv, 4, ZB_DTYPE_F32, "layer7.allgather", 7);
+    if (st == ZB_OK) st = zb_comm_wait(comm, s, "the test's wait", -1);
     fprintf(stderr, "zerobench: %s\n", st == ZB_OK ? "collective completed (unexpected)" : zb_error_message());
     zb_mpi_abort(st == ZB_ERR_TIMEOUT ? 3 : 4);
 }

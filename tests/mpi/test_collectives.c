@@ -34,8 +34,8 @@ static long check_allgather(env *e, zb_stream *s, size_t count, zb_dtype t, bool
     char *recv = (char *)calloc(count * (size_t)e->n, es);
     char *send = in_place ? recv + (size_t)e->rank * count * es : (char *)calloc(count, es);
     for (size_t j = 0; j < count; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
-    ZB_CHECK_OK(e->comm->ops->allgather(e->comm, s, send, recv, count, t, "ag", 3));
-    ZB_CHECK_OK(e->dev->ops->stream_sync(s));
+    ZB_CHECK_OK(zb_comm_allgather(e->comm, s, send, recv, count, t, "ag", 3));
+    ZB_CHECK_OK(zb_comm_wait(e->comm, s, "check", 3));
     long wrong = 0;
     for (int r = 0; r < e->n; r++) {
         for (size_t j = 0; j < count; j++) wrong += zb_dtype_load(recv, (size_t)r * count + j, t) != zb_test_value(r, j);
@@ -50,8 +50,8 @@ static long check_reducescatter(env *e, zb_stream *s, size_t count, zb_dtype t, 
     char *send = (char *)calloc(total, es);
     char *recv = in_place ? send + (size_t)e->rank * count * es : (char *)calloc(count, es);
     for (size_t j = 0; j < total; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
-    ZB_CHECK_OK(e->comm->ops->reducescatter(e->comm, s, send, recv, count, t, "rs", 3));
-    ZB_CHECK_OK(e->dev->ops->stream_sync(s));
+    ZB_CHECK_OK(zb_comm_reducescatter(e->comm, s, send, recv, count, t, "rs", 3));
+    ZB_CHECK_OK(zb_comm_wait(e->comm, s, "check", 3));
     long wrong = 0;
     for (size_t j = 0; j < count; j++) {
         wrong += zb_dtype_load(recv, j, t) != zb_test_sum_over_ranks(e->n, (size_t)e->rank * count + j);
@@ -66,8 +66,8 @@ static long check_allreduce(env *e, zb_stream *s, size_t count, zb_dtype t, bool
     char *recv = (char *)calloc(count, es);
     char *send = in_place ? recv : (char *)calloc(count, es);
     for (size_t j = 0; j < count; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
-    ZB_CHECK_OK(e->comm->ops->allreduce(e->comm, s, send, recv, count, t, "ar", 3));
-    ZB_CHECK_OK(e->dev->ops->stream_sync(s));
+    ZB_CHECK_OK(zb_comm_allreduce(e->comm, s, send, recv, count, t, "ar", 3));
+    ZB_CHECK_OK(zb_comm_wait(e->comm, s, "check", 3));
     long wrong = 0;
     for (size_t j = 0; j < count; j++) wrong += zb_dtype_load(recv, j, t) != zb_test_sum_over_ranks(e->n, j);
     if (!in_place) free(send);
@@ -99,9 +99,9 @@ static void test_all(env *e) {
 static void test_sent_bytes(env *e) {
     memset(e->comm->sent_bytes, 0, sizeof e->comm->sent_bytes);
     float *buf = (float *)calloc(100 * (size_t)e->n, sizeof(float));
-    ZB_CHECK_OK(e->comm->ops->allgather(e->comm, e->streams[0], buf, buf + 100, 0, ZB_DTYPE_F32, "empty", -1));
-    ZB_CHECK_OK(e->comm->ops->allreduce(e->comm, e->streams[0], buf, buf, 100, ZB_DTYPE_F32, "ar", -1));
-    ZB_CHECK_OK(e->comm->ops->barrier(e->comm, e->streams[0]));
+    ZB_CHECK_OK(zb_comm_allgather(e->comm, e->streams[0], buf, buf + 100, 0, ZB_DTYPE_F32, "empty", -1));
+    ZB_CHECK_OK(zb_comm_allreduce(e->comm, e->streams[0], buf, buf, 100, ZB_DTYPE_F32, "ar", -1));
+    ZB_CHECK_OK(zb_comm_barrier(e->comm, e->streams[0]));
     ZB_CHECK_OK(e->dev->ops->stream_sync(e->streams[0]));
     ZB_CHECK(e->comm->sent_bytes[ZB_COLL_ALLGATHER] == 0);
     ZB_CHECK(e->comm->sent_bytes[ZB_COLL_ALLREDUCE] == 2ull * 400 * (uint64_t)(e->n - 1) / (uint64_t)e->n);
@@ -112,8 +112,11 @@ static void test_unknown_stream(env *e) {
     zb_stream *stranger = NULL;
     ZB_CHECK_OK(e->dev->ops->stream_create(e->dev, "stranger", &stranger));
     float x = 1;
-    zb_status st = e->comm->ops->allreduce(e->comm, stranger, &x, &x, 1, ZB_DTYPE_F32, "ar", -1);
+    zb_status st = zb_comm_allreduce(e->comm, stranger, &x, &x, 1, ZB_DTYPE_F32, "ar", -1);
     ZB_CHECK(st == ZB_ERR_INVALID);
+    ZB_CHECK(strstr(zb_error_message(), "stranger") != NULL);
+    /* Nor does the wait take it. */
+    ZB_CHECK(zb_comm_wait(e->comm, stranger, "w", -1) == ZB_ERR_INVALID);
     ZB_CHECK(strstr(zb_error_message(), "stranger") != NULL);
     e->dev->ops->stream_destroy(stranger);
 }

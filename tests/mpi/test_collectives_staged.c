@@ -133,11 +133,11 @@ static void bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype
 
 static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
     zb_comm *c = e->comm;
-    if (b->kind == ZB_COLL_ALLGATHER) return c->ops->allgather(c, s, b->send, b->recv, b->count, b->t, "ag", 1);
+    if (b->kind == ZB_COLL_ALLGATHER) return zb_comm_allgather(c, s, b->send, b->recv, b->count, b->t, "ag", 1);
     if (b->kind == ZB_COLL_REDUCESCATTER) {
-        return c->ops->reducescatter(c, s, b->send, b->recv, b->count, b->t, "rs", 2);
+        return zb_comm_reducescatter(c, s, b->send, b->recv, b->count, b->t, "rs", 2);
     }
-    return c->ops->allreduce(c, s, b->send, b->recv, b->count, b->t, "ar", 3);
+    return zb_comm_allreduce(c, s, b->send, b->recv, b->count, b->t, "ar", 3);
 }
 
 /* Wrong elements: recv against comm.h, everything else in the allocation
@@ -224,8 +224,8 @@ static void test_queued_growth(env *e) {
 static void test_barrier_and_bytes(env *e) {
     memset(e->comm->sent_bytes, 0, sizeof e->comm->sent_bytes);
     bytes_in = bytes_out = other_copies = 0;
-    ZB_CHECK_OK(e->comm->ops->barrier(e->comm, e->streams[1]));
-    ZB_CHECK_OK(e->dev->ops->stream_sync(e->streams[1]));
+    ZB_CHECK_OK(zb_comm_barrier(e->comm, e->streams[1]));
+    ZB_CHECK_OK(zb_comm_wait(e->comm, e->streams[1], "barrier", -1));
     ZB_CHECK(bytes_in == 0 && bytes_out == 0 && other_copies == 0); /* nothing staged */
     coll_bufs b;
     bufs_make(e, &b, ZB_COLL_ALLREDUCE, 100, ZB_DTYPE_F32, true);

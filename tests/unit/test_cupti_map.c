@@ -1,6 +1,7 @@
 /* CUPTI record -> trace record mapping (harness/device/cuda/cupti_map.h) on synthetic
  * activity records: correlation to op label/unit, NCCL kernel names and the
- * comm stream -> comm, copies as their own kind, zero timestamps and
+ * comm stream -> comm, copies and memsets of a collective -> comm (by
+ * correlation, on any stream), other copies as their own kind, zero timestamps and
  * uncorrelated records counted, dropped-record accounting, clock conversion
  * exactness, and the overlap metric on mapped records. Also the tracer API's
  * not-running paths and the NVTX wrappers (real NVTX3 calls in a CUDA build:
@@ -96,7 +97,8 @@ static void test_correlation_and_classification(void) {
     zb_cupti_map_record(&m, &r);
     r = ext(101, 12, true);
     zb_cupti_map_record(&m, &r);
-    /* A copy inside op 12 on the comm stream: a copy, with its own bytes. */
+    /* A copy inside op 12 on the comm stream: comm (part of the collective),
+     * with its own bytes. */
     r = gpu(ZB_ACT_MEMCPY, CS_COMM, 102, 3000, 3100, "memcpy DtoD");
     r.bytes = 512;
     zb_cupti_map_record(&m, &r);
@@ -123,18 +125,18 @@ static void test_correlation_and_classification(void) {
     const zb_trace_record *ag = NULL, *cp = NULL;
     for (size_t i = 0; i < t.n_records; i++) {
         if (strcmp(t.records[i].label, "unit 2 all-gather") != 0) continue;
-        if (t.records[i].kind == ZB_OP_COPY) cp = &t.records[i];
+        if (t.records[i].bytes == 512) cp = &t.records[i];
         else ag = &t.records[i];
     }
     ZB_CHECK(ag && ag->kind == ZB_OP_COMM && ag->unit == 2 && ag->stream == ZS_COMM);
     ZB_CHECK(ag && ag->bytes == 4096 && ag->seq == 12);
-    ZB_CHECK(cp && cp->bytes == 512 && cp->stream == ZS_COMM && cp->unit == 2);
+    ZB_CHECK(cp && cp->kind == ZB_OP_COMM && cp->stream == ZS_COMM && cp->unit == 2);
     const zb_trace_record *h = find(&t, "unit 1 backward gemm");
     ZB_CHECK(h && h->kind == ZB_OP_COPY && h->bytes == 64 && h->unit == 1);
 
     zb_cupti_map_get_stats(&m, &s);
     ZB_CHECK(s.n_uncorrelated == 0 && s.n_emitted == 4 && s.n_ops == 3);
-    ZB_CHECK(s.n_emitted_by_kind[ZB_OP_COMM] == 1 && s.n_emitted_by_kind[ZB_OP_COPY] == 2);
+    ZB_CHECK(s.n_emitted_by_kind[ZB_OP_COMM] == 2 && s.n_emitted_by_kind[ZB_OP_COPY] == 1);
     ZB_CHECK(s.n_by_kind[ZB_ACT_EXTERNAL_CORRELATION] == 4 && s.n_by_kind[ZB_ACT_KERNEL] == 2);
     check_invariant(&m);
     zb_trace_destroy(&t);
@@ -184,7 +186,7 @@ static void test_uncorrelated_and_streams(void) {
     ZB_CHECK(x && x->kind == ZB_OP_COPY && x->bytes == 128 &&
              x->stream == ZB_CUPTI_FOREIGN_STREAM_BASE + 42);
     x = find(&t, "memcpy HtoD");
-    ZB_CHECK(x && x->kind == ZB_OP_COPY && x->stream == ZS_COMM); /* copy, not comm */
+    ZB_CHECK(x && x->kind == ZB_OP_COMM && x->stream == ZS_COMM); /* on the comm stream */
 
     zb_cupti_stats s;
     zb_cupti_map_get_stats(&m, &s);
@@ -361,17 +363,81 @@ static void test_names(void) {
     zb_cupti_short_name("_Z10abcdefghijv", tiny, sizeof tiny);
     ZB_CHECK(strcmp(tiny, "abc") == 0);
 
-    /* The same NCCL names as the overlap metric, matched on the full name. */
+    /* NCCL's kernel names, matched on the full name. */
     const char *nccl[] = {"ncclDevKernel_AllGather", "ncclSymkDevKernel_x", "ncclKernel_y",
                           "oneRankReduce"};
-    for (size_t i = 0; i < 4; i++) {
-        ZB_CHECK(zb_cupti_is_nccl_kernel(nccl[i]) && zb_overlap_is_nccl_label(nccl[i]));
-    }
+    for (size_t i = 0; i < 4; i++) ZB_CHECK(zb_cupti_is_nccl_kernel(nccl[i]));
     ZB_CHECK(!zb_cupti_is_nccl_kernel("_Z4gemmv") && !zb_cupti_is_nccl_kernel(NULL));
     ZB_CHECK(strcmp(zb_act_kind_name(ZB_ACT_EXTERNAL_CORRELATION), "external-correlation") == 0);
 }
 
-/* Mapped records feed the overlap metric as DESIGN.md §4 defines it. */
+/* Copies and memsets that belong to a collective are comm by correlation
+ * alone, on a stream nobody designated the comm stream: with one rank NCCL
+ * launches no kernel, only a device-to-device copy, and the step must still
+ * show its comm. Other copies stay copies; the overlap metric, which reads
+ * only the kind, then measures the collective. */
+static void test_copies_of_collectives(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    ZB_CHECK_OK(zb_cupti_map_init(&m, -1));
+    ZB_CHECK_OK(zb_cupti_map_set_stream(&m, CS_COMPUTE, ZS_COMPUTE, false));
+    ZB_CHECK_OK(zb_cupti_map_set_stream(&m, CS_COMM, ZS_COMM, false));
+    zb_cupti_map_add_clock_pair(&m, 1000, 1000 + OFFSET, NULL);
+    ZB_CHECK_OK(zb_trace_init(&t, 0, true));
+    push(&m, 60, "unit 1 forward", 1, ZB_OP_COMPUTE, 0, 1e6, ZS_COMPUTE);
+    push(&m, 61, "allgather.fwd", 2, ZB_OP_COMM, 4096, 0, ZS_COMM);
+    push(&m, 62, "load_batch", -1, ZB_OP_COPY, 64, 0, ZS_COMPUTE);
+    zb_act_record r = ext(600, 60, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 600, 2000, 2100, "_Z4gemmv"); /* [6000, 6100) */
+    zb_cupti_map_record(&m, &r);
+    /* The one-rank all-gather: a D2D copy, and a memset, of op 61. */
+    r = ext(601, 61, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMCPY, CS_COMM, 601, 2050, 2130, "memcpy DtoD");
+    r.bytes = 4096;
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMSET, CS_COMM, 602, 2130, 2140, NULL);
+    r.bytes = 16;
+    zb_cupti_map_record(&m, &r);
+    r = ext(602, 61, true);
+    zb_cupti_map_record(&m, &r);
+    /* A copy of a copy op, and an uncorrelated one: copies. */
+    r = ext(603, 62, true);
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMCPY, CS_COMPUTE, 603, 1900, 1950, "memcpy HtoD");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_MEMCPY, CS_COMM, 604, 2200, 2210, "memcpy DtoH");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    ZB_CHECK(t.n_records == 5);
+
+    size_t n_comm = 0;
+    for (size_t i = 0; i < t.n_records; i++) {
+        const zb_trace_record *x = &t.records[i];
+        if (strcmp(x->label, "allgather.fwd") != 0) continue;
+        n_comm++;
+        ZB_CHECK_MSG(x->kind == ZB_OP_COMM && x->unit == 2 && x->stream == ZS_COMM,
+                     "collective's copy: kind %s unit %d stream %d", zb_op_kind_name(x->kind),
+                     x->unit, x->stream);
+    }
+    ZB_CHECK(n_comm == 2);
+    const zb_trace_record *x = find(&t, "load_batch");
+    ZB_CHECK(x && x->kind == ZB_OP_COPY);
+    x = find(&t, "memcpy DtoH");
+    ZB_CHECK(x && x->kind == ZB_OP_COPY && x->unit == -1);
+
+    zb_overlap o;
+    ZB_CHECK_OK(zb_overlap_compute(t.records, t.n_records, ZB_OVERLAP_NO_COMM_STREAM, 0, 10000, &o));
+    ZB_CHECK_MSG(o.comm_measured && o.comm_ns == 90 && o.compute_ns == 100 && o.overlap_ns == 50,
+                 "comm %lld compute %lld overlap %lld", (long long)o.comm_ns,
+                 (long long)o.compute_ns, (long long)o.overlap_ns);
+    check_invariant(&m);
+    zb_trace_destroy(&t);
+    zb_cupti_map_free(&m);
+}
+
+/* Mapped records feed the overlap metric (harness/metrics/overlap.h). */
 static void test_overlap_on_mapped(void) {
     zb_cupti_map m;
     zb_trace t;
@@ -432,6 +498,7 @@ int main(void) {
     test_clock();
     test_clock_measure();
     test_names();
+    test_copies_of_collectives();
     test_overlap_on_mapped();
     test_tracer_not_running();
     test_nvtx();

@@ -314,9 +314,12 @@ static void test_cross_entropy(void) {
     free(tgt);
 }
 
-/* Every storage entry refuses a dtype that is neither float nor bf16 at
- * issue time, naming itself; fill and cast ignore c->dtype. */
+/* Through the front end (zb_kernels_for: the CPU table trusts its
+ * arguments), every storage entry refuses a dtype that is neither float nor
+ * bf16 at issue time, naming itself; fill and cast ignore c->dtype. */
 static void test_dtype_refused(void) {
+    const zb_kernels *cpu = K;
+    K = zb_kernels_for(dev);
     zb_kcall c = call(ZB_DTYPE_COUNT);
     float f[64] = {0}, g[64] = {0};
     zb_bf16 h[64] = {0};
@@ -357,6 +360,7 @@ static void test_dtype_refused(void) {
     bool ok = true;
     for (int i = 0; i < 64; i++) ok &= f[i] == 1.5f && g[i] == 2.5f && zb_bf16_to_f32(h[i]) == 1.5f;
     ZB_CHECK_MSG(ok, "fill or cast with a bf16 / bad kcall dtype did not write fp32 values");
+    K = cpu;
 }
 
 /* A kernel's own failure (odd head dim) surfaces through the bf16 path. */

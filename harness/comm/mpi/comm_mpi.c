@@ -6,8 +6,10 @@
  * passes: the poll is the only place MPI makes progress (Open MPI has no
  * progress thread), and it is what lets a comm stream overlap a compute
  * stream. Non-blocking reduce-scatter is also several times faster than the
- * blocking one on Open MPI 4.1 (REFERENCE.md). bf16 sums use a user-defined
- * MPI_Op that adds in fp32 and rounds to nearest even.
+ * blocking one on Open MPI 4.1. bf16 sums use a user-defined
+ * MPI_Op that adds in fp32 and rounds to nearest even. The comm's wait
+ * (zb_comm_wait) is a sync of the stream those host ops run on, bounded by
+ * the comm's timeout; a collective's own timeout names it in any case.
  *
  * Device memory that is not host memory (cuda; zb_dev_mem_is_host false):
  * Open MPI here is not CUDA-aware, so each collective is staged through a
@@ -245,7 +247,6 @@ static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void 
     zb_op_info info = {ZB_OP_COMM, op->label, unit, 0, 0.0};
     info.bytes = kind == ZB_COLL_ALLREDUCE ? count * e : count * e * n;
     if (kind == ZB_COLL_BARRIER) info.bytes = 0;
-    zc->sent_bytes[kind] += zb_coll_sent_bytes(kind, count, e, zc->n_ranks);
     if (c->staged) return coll_issue_staged(c, slot, op, &info);
     zb_status st = zc->dev->ops->launch_host(s, coll_run, op, coll_free, &info);
     if (st != ZB_OK) free(op);
@@ -266,6 +267,19 @@ static zb_status mpi_allreduce(zb_comm *c, zb_stream *s, const void *send, void 
 }
 static zb_status mpi_barrier(zb_comm *c, zb_stream *s) {
     return coll_issue(c, s, ZB_COLL_BARRIER, NULL, NULL, 0, ZB_DTYPE_F32, "barrier", -1);
+}
+
+/* Collectives are host ops on the stream's thread, so waiting for them is a
+ * stream sync, bounded by the comm's timeout (the front end's wait). */
+static zb_status mpi_wait(zb_comm *zc, zb_stream *s, const char *op, int unit) {
+    mpi_comm *c = (mpi_comm *)zc;
+    bool mine = false;
+    for (int i = 0; i < c->n_streams; i++) mine = mine || c->streams[i] == s;
+    if (!mine) {
+        return ZB_FAIL(ZB_ERR_INVALID, "rank %d: %s on stream '%s', which this comm was not "
+                       "created for", zc->rank, op, s->name);
+    }
+    return zb_comm_wait_stream(zc, s, op, unit);
 }
 
 static void mpi_destroy(zb_comm *zc) {
@@ -296,6 +310,7 @@ static const zb_comm_ops mpi_ops = {
     .reducescatter = mpi_reducescatter,
     .allreduce = mpi_allreduce,
     .barrier = mpi_barrier,
+    .wait = mpi_wait,
 };
 
 zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_streams,

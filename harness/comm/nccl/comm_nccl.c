@@ -17,7 +17,8 @@
  *
  * After each collective an event is recorded and kept, with the collective's
  * name, label and unit, in the stream's ring (nccl_wait.h), so the bounded
- * wait (zb_comm_nccl_wait) names the first collective that never completed.
+ * wait (zb_comm_nccl_wait, the comm's wait op) names the first collective
+ * that never completed.
  * Every wait polls with a deadline and aborts the communicator on expiry or
  * on an asynchronous error (the logic is plain C in nccl_wait.c; this file
  * only supplies the CUDA and NCCL calls). A comm is used from one host thread. */
@@ -236,9 +237,6 @@ static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void 
     cudaError_t ce = cudaEventRecord((cudaEvent_t)slot->event, ns->cuda);
     if (ce != cudaSuccess) return cuda_fail(rank, "cudaEventRecord", label, ce);
     zb_nccl_pending_push(&ns->pending, kind, label, unit);
-    if (kind != ZB_COLL_BARRIER) {
-        zc->sent_bytes[kind] += zb_coll_sent_bytes(kind, count, e, zc->n_ranks);
-    }
     return ZB_OK;
 }
 
@@ -285,6 +283,11 @@ zb_status zb_comm_nccl_wait(zb_comm *zc, zb_stream *s, const char *op, int unit)
     return zb_nccl_waiter_run(&w);
 }
 
+/* The comm interface's wait (zb_comm_wait): the named wait above. */
+static zb_status nccl_wait_op(zb_comm *zc, zb_stream *s, const char *op, int unit) {
+    return zb_comm_nccl_wait(zc, s, op, unit);
+}
+
 /* ---- create and destroy -------------------------------------------------- */
 
 static void nccl_destroy(zb_comm *zc) {
@@ -321,6 +324,7 @@ static const zb_comm_ops nccl_ops = {
     .reducescatter = nccl_reducescatter,
     .allreduce = nccl_allreduce,
     .barrier = nccl_barrier,
+    .wait = nccl_wait_op,
 };
 
 static zb_status make_unique_id(void *ctx, unsigned char id[ZB_NCCL_ID_BYTES]) {

@@ -14,8 +14,8 @@ extern "C" {
  * communicator, waiting at most cfg->timeout_s. The device must be the cuda
  * device (one GPU per rank; NCCL refuses two ranks on one GPU). A collective
  * may be issued on any stream in `streams`: NCCL orders the ops of one
- * communicator itself. Collectives only enqueue; zb_comm_nccl_wait is the
- * bounded wait for them. Built without CUDA: ZB_ERR_UNSUPPORTED. */
+ * communicator itself. Collectives only enqueue; zb_comm_nccl_wait (the
+ * comm's wait op, so zb_comm_wait reaches it) is the bounded wait for them. Built without CUDA: ZB_ERR_UNSUPPORTED. */
 zb_status zb_comm_nccl_create(zb_device *dev, zb_stream *const *streams, int n_streams,
                               const zb_comm_config *cfg, zb_comm **out);
 

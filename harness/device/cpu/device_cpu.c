@@ -337,9 +337,10 @@ static zb_status cpu_memcpy_async(zb_stream *zs, void *dst, const void *src, siz
 
 /* ---- streams ---------------------------------------------------------------- */
 
-static zb_status cpu_stream_sync(zb_stream *zs) {
+/* Waits until the work issued so far is done or timeout_s passes: the
+ * sticky error first; ZB_ERR_NOT_READY (no message) when not drained. */
+static zb_status stream_drain_within(zb_stream *zs, double timeout_s) {
     cpu_stream *s = (cpu_stream *)zs;
-    double timeout_s = zs->dev->cfg.timeout_s;
     struct timespec until = deadline_after(timeout_s);
     int rc = 0;
     pthread_mutex_lock(&s->lock);
@@ -356,11 +357,17 @@ static zb_status cpu_stream_sync(zb_stream *zs) {
         zb_error_adopt(err, msg);
         return err;
     }
-    if (!drained) {
+    return drained ? ZB_OK : ZB_ERR_NOT_READY;
+}
+
+static zb_status cpu_stream_sync(zb_stream *zs) {
+    double timeout_s = zs->dev->cfg.timeout_s;
+    zb_status st = stream_drain_within(zs, timeout_s);
+    if (st == ZB_ERR_NOT_READY) {
         return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: stream '%s' did not finish its work within %g s",
                        zs->dev->cfg.rank, zs->name, timeout_s);
     }
-    return ZB_OK;
+    return st;
 }
 
 static zb_status cpu_stream_create(zb_device *zd, const char *name, zb_stream **out) {
@@ -509,6 +516,7 @@ static const zb_device_ops cpu_ops = {
     .stream_create = cpu_stream_create,
     .stream_destroy = cpu_stream_destroy,
     .stream_sync = cpu_stream_sync,
+    .stream_sync_within = stream_drain_within,
     .event_create = cpu_event_create,
     .event_destroy = cpu_event_destroy,
     .event_record = cpu_event_record,

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DESIGN.md §4; the same list as overlap.c, matched here against the full
- * kernel name (overlap.c sees only the first ZB_LABEL_MAX - 1 bytes). */
+/* NCCL's kernel names, matched against the full kernel name (a trace
+ * record keeps only the first ZB_LABEL_MAX - 1 bytes); the one place a
+ * record is made comm by its name. */
 static const char *const zb_cupti_nccl_names[] = {"ncclDevKernel", "ncclSymkDevKernel",
                                                    "ncclKernel", "oneRankReduce"};
 
@@ -387,7 +388,12 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
             info.bytes = op ? op->bytes : 0;
             info.flops = op ? op->flops : 0.0;
         } else {
-            info.kind = ZB_OP_COPY;
+            /* A copy or memset is comm when it is part of a collective (by
+             * correlation: a one-rank NCCL collective launches no kernel,
+             * only a device-to-device copy) or runs on the comm stream (the
+             * mpi comm's staging copies); else a copy. */
+            bool comm_op = op && op->kind == ZB_OP_COMM;
+            info.kind = comm_op || on_comm ? ZB_OP_COMM : ZB_OP_COPY;
             info.bytes = p->bytes;
         }
         info.label = op ? op->label : p->name;

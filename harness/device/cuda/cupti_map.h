@@ -1,4 +1,4 @@
-/* GPU activity records -> zerobench trace records (DESIGN.md §2, §4).
+/* GPU activity records -> zerobench trace records (docs/design.md).
  *
  * Plain C with no CUPTI header: the CUPTI tracer (harness/device/cuda/cupti_tracer.c)
  * copies each CUPTI activity record into a zb_act_record and hands it here;
@@ -19,10 +19,13 @@
  * trace. The id tables keep two generations: entries from the window before
  * the last flush still resolve, older ones are dropped.
  *
- * Classification of a GPU record (first rule that applies):
- *   memcpy, memset                        -> ZB_OP_COPY (on any stream; the
- *                                            overlap metric decides what a
- *                                            copy on the comm stream counts as)
+ * Classification of a GPU record (first rule that applies). It is made here,
+ * once: the metrics (harness/metrics/overlap.c) read only the record's kind.
+ *   memcpy, memset correlated to an op of kind ZB_OP_COMM -> ZB_OP_COMM (a
+ *                                            one-rank NCCL collective is a
+ *                                            device-to-device copy, no kernel)
+ *   memcpy, memset on the designated comm CUDA stream     -> ZB_OP_COMM
+ *   any other memcpy, memset                              -> ZB_OP_COPY
  *   kernel whose full name contains an NCCL kernel name (ncclDevKernel,
  *     ncclSymkDevKernel, ncclKernel, oneRankReduce)  -> ZB_OP_COMM
  *   kernel on the designated comm CUDA stream        -> ZB_OP_COMM

@@ -7,7 +7,8 @@
  * whose semantics already match device.h (a never-recorded event is
  * complete; a wait takes the most recent record). No host-side wait blocks
  * inside CUDA: stream_sync and event_sync record/poll an event with a short
- * back-off until cfg.timeout_s, then report the rank and what was waited for.
+ * back-off until cfg.timeout_s, then report the rank and what was waited for
+ * (stream_sync_within: until the caller's timeout, and the caller reports).
  *
  * Trace records: on this backend cfg->trace is filled by the CUPTI tracer
  * (harness/device/cuda/cupti_tracer.h), not here (the host cannot see when a kernel
@@ -39,9 +40,11 @@ static int rank_of(zb_device *d) { return d->cfg.rank; }
 
 /* ---- waiting ----------------------------------------------------------------- */
 
-zb_status zb_cuda_wait_event(cuda_device *d, cudaEvent_t ev, const char *what) {
+/* Polls `ev` until complete or timeout_s: ZB_OK, the CUDA error an earlier
+ * async op left, or ZB_ERR_NOT_READY (no message) past the deadline. */
+static zb_status wait_event_within(cuda_device *d, cudaEvent_t ev, const char *what,
+                                   double timeout_s) {
     int rank = d->base.cfg.rank;
-    double timeout_s = d->base.cfg.timeout_s;
     int64_t deadline = zb_now_ns() + (int64_t)(timeout_s * 1e9);
     long sleep_ns = 2000;
     for (int polls = 0;; polls++) {
@@ -54,10 +57,7 @@ zb_status zb_cuda_wait_event(cuda_device *d, cudaEvent_t ev, const char *what) {
                            cudaGetErrorString(e), cudaGetErrorName(e));
         }
         (void)cudaGetLastError(); /* "not ready" must not reach a later launch check */
-        if (zb_now_ns() > deadline) {
-            return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: waited more than %g s for %s", rank, timeout_s,
-                           what);
-        }
+        if (zb_now_ns() > deadline) return ZB_ERR_NOT_READY;
         if (polls < 64) { /* short waits: stay responsive */
             sched_yield();
         } else {
@@ -66,6 +66,16 @@ zb_status zb_cuda_wait_event(cuda_device *d, cudaEvent_t ev, const char *what) {
             if (sleep_ns < 100000) sleep_ns *= 2;
         }
     }
+}
+
+zb_status zb_cuda_wait_event(cuda_device *d, cudaEvent_t ev, const char *what) {
+    double timeout_s = d->base.cfg.timeout_s;
+    zb_status st = wait_event_within(d, ev, what, timeout_s);
+    if (st == ZB_ERR_NOT_READY) {
+        return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: waited more than %g s for %s", d->base.cfg.rank,
+                       timeout_s, what);
+    }
+    return st;
 }
 
 /* ---- sticky errors ------------------------------------------------------------ */
@@ -225,6 +235,22 @@ static void cuda_stream_destroy(zb_stream *zs) {
     stream_free_parts(s);
 }
 
+/* stream_sync under the caller's timeout; ZB_ERR_NOT_READY past it. */
+static zb_status cuda_stream_sync_within(zb_stream *zs, double timeout_s) {
+    cuda_stream *s = (cuda_stream *)zs;
+    cuda_device *d = cuda_dev(zs->dev);
+    zb_status st = ZB_CUDA_CHECK(rank_of(zs->dev), cudaEventRecord(s->sync_ev, s->stream));
+    char what[160];
+    snprintf(what, sizeof what, "stream '%s' to finish its work", zs->name);
+    if (st == ZB_OK) st = wait_event_within(d, s->sync_ev, what, timeout_s);
+    char msg[ZB_ERROR_MAX];
+    snprintf(msg, sizeof msg, "%s", zb_error_message());
+    zb_status sticky = stream_sticky(s); /* an op's own error comes first, as on cpu */
+    if (sticky != ZB_OK) return sticky;
+    if (st != ZB_OK && st != ZB_ERR_NOT_READY) zb_error_adopt(st, msg);
+    return st;
+}
+
 static zb_status cuda_stream_sync(zb_stream *zs) {
     cuda_stream *s = (cuda_stream *)zs;
     zb_status st = zb_cuda_stream_drain(s, "to finish its work");
@@ -336,6 +362,7 @@ static const zb_device_ops cuda_ops = {
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .stream_sync = cuda_stream_sync,
+    .stream_sync_within = cuda_stream_sync_within,
     .event_create = cuda_event_create,
     .event_destroy = cuda_event_destroy,
     .event_record = cuda_event_record,
