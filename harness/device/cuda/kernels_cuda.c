@@ -54,9 +54,12 @@ static zb_status op_end(const zb_kcall *c, const char *op, cudaError_t e) {
     if (e == cudaSuccess) return ZB_OK;
     const char *label = c->label ? c->label : op;
     int rank = c->stream->dev->cfg.rank;
+    /* The front end (harness/device/kernels.c) accepted the arguments, so a
+     * launch the launcher or CUDA refuses (an invalid value, a shared-memory
+     * request the GPU cannot meet) is zerobench's failure, not bad input. */
     if (e == cudaErrorInvalidValue) {
-        return ZB_FAIL(ZB_ERR_INVALID,
-                       "rank %d: cuda kernels: %s ('%s', unit %d): bad arguments (%s)", rank, op,
+        return ZB_FAIL(ZB_ERR_INTERNAL,
+                       "rank %d: cuda kernels: %s ('%s', unit %d): launch refused (%s)", rank, op,
                        label, c->unit, cudaGetErrorString(e));
     }
     return ZB_FAIL(ZB_ERR_INTERNAL,
