@@ -30,22 +30,27 @@
 static inline const char *zc_only(int argc, char **argv) { return argc > 1 ? argv[1] : NULL; }
 
 /* Whether entry b is to be checked here: in the build, usable on this
- * machine (its probe), and the one asked for when `only` is set. Prints
- * "<suite>: <name>: skipped: <why>" otherwise. */
-static inline bool zc_device_usable(const char *suite, const zb_device_backend *b,
-                                    const char *only) {
+ * machine (its probe), and the one asked for when `only` is set. When
+ * `say`, prints "<suite>: <name>: skipped: <why>" or "... checking". */
+static inline bool zc_device_usable_say(const char *suite, const zb_device_backend *b,
+                                        const char *only, bool say) {
     if (only && strcmp(only, b->name) != 0) return false;
     if (b->not_built) {
-        printf("%s: %s: skipped: not built (%s)\n", suite, b->name, b->not_built);
+        if (say) printf("%s: %s: skipped: not built (%s)\n", suite, b->name, b->not_built);
         return false;
     }
     char why[256] = "";
     if (b->probe(why, sizeof why) != ZB_OK) {
-        printf("%s: %s: skipped: not usable here (%s)\n", suite, b->name, why);
+        if (say) printf("%s: %s: skipped: not usable here (%s)\n", suite, b->name, why);
+        zb_error_clear();
         return false;
     }
-    printf("%s: %s: checking\n", suite, b->name);
+    if (say) printf("%s: %s: checking\n", suite, b->name);
     return true;
+}
+static inline bool zc_device_usable(const char *suite, const zb_device_backend *b,
+                                    const char *only) {
+    return zc_device_usable_say(suite, b, only, true);
 }
 
 /* A device of entry b with a generous timeout (a bound on a hang). */
