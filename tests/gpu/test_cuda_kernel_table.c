@@ -189,51 +189,18 @@ static void run_pass(const int32_t *tok, const int32_t *d_tok) {
     }
 }
 
-/* An unknown storage dtype: every entry with activations or weights
- * refuses it on the host with ZB_ERR_INVALID naming the op, before
- * anything is announced or queued (the NULL buffers are never touched). */
+/* An unknown storage dtype is refused on the host before anything is
+ * announced or queued (the NULL buffers are never touched). */
 static void check_bad_dtype(void) {
+    /* That every entry refuses it with ZB_ERR_INVALID naming the op is the
+     * kernel conformance suite's; here: refused before anything is announced. */
     const zb_kcall bad = {gs, NULL, 7, ZB_DTYPE_COUNT};
-    static const char *const ops[] = {
-        "embedding_fwd", "embedding_bwd", "rmsnorm_fwd", "rmsnorm_bwd",       "rope_fwd",
-        "rope_bwd",      "attention_fwd", "attention_bwd", "swiglu_fwd",      "swiglu_bwd",
-        "residual_fwd",  "accumulate",    "cross_entropy_fwd", "cross_entropy_bwd",
-    };
-    zb_status st[sizeof ops / sizeof ops[0]];
-    char msg[sizeof ops / sizeof ops[0]][ZB_ERROR_MAX];
-    int i = 0;
     before();
-#define BAD_CALL(expr)                                                                 \
-    do {                                                                               \
-        st[i] = (expr);                                                                \
-        snprintf(msg[i], sizeof msg[i], "%s", zb_error_message());                     \
-        zb_error_clear();                                                              \
-        i++;                                                                           \
-    } while (0)
-    BAD_CALL(kg->embedding_fwd(&bad, NULL, NULL, NULL, 2, 4, 8));
-    BAD_CALL(kg->embedding_bwd(&bad, NULL, NULL, NULL, 2, 4, 8));
-    BAD_CALL(kg->rmsnorm_fwd(&bad, NULL, NULL, NULL, NULL, 2, 4, 1e-5f));
-    BAD_CALL(kg->rmsnorm_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, 2, 4));
-    BAD_CALL(kg->rope_fwd(&bad, NULL, NULL, 1, 2, 2, 4, 1e4f));
-    BAD_CALL(kg->rope_bwd(&bad, NULL, NULL, 1, 2, 2, 4, 1e4f));
-    BAD_CALL(kg->attention_fwd(&bad, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1, 4));
-    BAD_CALL(kg->attention_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1,
-                               4));
-    BAD_CALL(kg->swiglu_fwd(&bad, NULL, NULL, NULL, 8));
-    BAD_CALL(kg->swiglu_bwd(&bad, NULL, NULL, NULL, NULL, NULL, 8));
-    BAD_CALL(kg->residual_fwd(&bad, NULL, NULL, NULL, 8));
-    BAD_CALL(kg->accumulate(&bad, NULL, NULL, 8));
-    BAD_CALL(kg->cross_entropy_fwd(&bad, NULL, NULL, NULL, NULL, 2, 8));
-    BAD_CALL(kg->cross_entropy_bwd(&bad, NULL, NULL, NULL, NULL, 2, 8, 1.0f));
-#undef BAD_CALL
-    ZB_CHECK(i == (int)(sizeof ops / sizeof ops[0]));
-    for (int j = 0; j < i; j++) {
-        int pass = st[j] == ZB_ERR_INVALID && strstr(msg[j], ops[j]) != NULL;
-        printf("%-34s unknown dtype: %s '%s'  %s\n", ops[j], zb_status_name(st[j]), msg[j],
-               pass ? "pass" : "FAIL");
-        ZB_CHECK_MSG(pass, "%s with dtype %d: %s '%s' (want ZB_ERR_INVALID naming the op)", ops[j],
-                     (int)ZB_DTYPE_COUNT, zb_status_name(st[j]), msg[j]);
-    }
+    ZB_CHECK(kg->rmsnorm_fwd(&bad, NULL, NULL, NULL, NULL, 2, 4, 1e-5f) == ZB_ERR_INVALID);
+    ZB_CHECK(kg->attention_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1,
+                               4) == ZB_ERR_INVALID);
+    ZB_CHECK(kg->cross_entropy_fwd(&bad, NULL, NULL, NULL, NULL, 2, 8) == ZB_ERR_INVALID);
+    zb_error_clear();
     ZB_CHECK_MSG(n_begin == 0 && n_end == 0, "refused calls announced %d ops", n_begin);
     ZB_CHECK_OK(gs->dev->ops->stream_sync(gs)); /* the stream stays healthy */
 }
