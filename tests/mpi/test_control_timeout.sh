@@ -9,8 +9,6 @@
 set -u
 bin="${ZB_TEST_BIN_DIR:?ZB_TEST_BIN_DIR not set}/prog_control_timeout"
 : "${ZB:?set ZB to the path of the zerobench binary}"
-export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
-export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
 source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
