@@ -3,14 +3,11 @@
  * (comm_mpi.c) with the CUDA device's host ops (device_cuda_host.c). Runs
  * with one rank under CTest; ci/gpu-check also runs it with 2 ranks sharing
  * the GPU, and again with ZB_CUDA_HOST_WAIT=callback (the fallback wait).
- * Checks, element by element against values computed here, on buffers from
- * the device's pool:
- *   - all-gather, reduce-scatter and all-reduce, out of place and in place,
- *     float and bf16, counts 1 to 4M+3, alternating between the two streams
- *     the comm was created for; recv pre-filled with NaN (every element must
- *     be written), guard elements around every buffer and, for
- *     reduce-scatter, the blocks of send the rank does not own must come
- *     back untouched;
+ * Every collective, element by element, is checked on every device by
+ * tests/conformance/test_comm_conformance.c (test_comm_conformance_cuda
+ * here); this test checks what the staging through pinned memory adds, on
+ * buffers from the device's pool (tests/coll_check.h, strict: guards and
+ * every block of send come back untouched):
  *   - stream order with events: a compute-stream copy feeds collectives
  *     queued back to back on the comm stream (the staging buffer grows while
  *     earlier ones are queued), whose result a compute-stream copy reads;
@@ -34,13 +31,9 @@
 #include "mpi_boot.h"
 #include "backend_select.h"
 #include "zb_test.h"
-#include "coll_values.h"
+#include "coll_check.h"
 
 #define SKIP 77
-#define GUARD 5
-
-static const size_t counts[] = {1, 7, 1000, 65537, ((size_t)1 << 22) + 3};
-#define N_COUNTS (sizeof counts / sizeof counts[0])
 
 typedef struct env {
     zb_device *dev;
@@ -48,9 +41,6 @@ typedef struct env {
     zb_comm *comm;
     int rank, n;
 } env;
-
-/* Small integers: exact in bf16, and so are their sums over a few ranks. */
-static const float SENTINEL = 99.0f;
 
 static bool cuda_ok(cudaError_t e, const char *what) {
     if (e == cudaSuccess) return true;
@@ -60,107 +50,14 @@ static bool cuda_ok(cudaError_t e, const char *what) {
     return false;
 }
 
-/* One collective's buffers in one device allocation with guards; `img` is
- * its host image (what was uploaded, then what came back). */
-typedef struct coll_bufs {
-    zb_coll kind;
-    size_t count, send_n, recv_n, len, es;
-    zb_dtype t;
-    char *mem, *img;
-    size_t send_at, recv_at; /* element offsets in the allocation */
-} coll_bufs;
-
-static bool bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
-    memset(b, 0, sizeof *b);
-    size_t all = count * (size_t)e->n;
-    b->kind = kind;
-    b->count = count;
-    b->t = t;
-    b->es = zb_dtype_size(t);
-    b->send_n = kind == ZB_COLL_REDUCESCATTER ? all : count;
-    b->recv_n = kind == ZB_COLL_ALLGATHER ? all : count;
-    size_t payload = in_place ? (b->send_n > b->recv_n ? b->send_n : b->recv_n)
-                              : b->send_n + GUARD + b->recv_n;
-    b->len = GUARD + payload + GUARD;
-    if (!in_place) {
-        b->send_at = GUARD;
-        b->recv_at = GUARD + b->send_n + GUARD;
-    } else if (kind == ZB_COLL_ALLGATHER) {
-        b->recv_at = GUARD;
-        b->send_at = GUARD + (size_t)e->rank * count;
-    } else if (kind == ZB_COLL_REDUCESCATTER) {
-        b->send_at = GUARD;
-        b->recv_at = GUARD + (size_t)e->rank * count;
-    } else {
-        b->send_at = b->recv_at = GUARD;
-    }
-    b->img = (char *)malloc(b->len * b->es);
-    void *p = NULL;
-    ZB_CHECK_OK(zb_dev_alloc(e->dev, b->len * b->es, ZB_MEM_BENCH_BUFFER, &p));
-    b->mem = (char *)p;
-    if (!b->img || !b->mem) return false;
-    for (size_t i = 0; i < b->len; i++) zb_dtype_store(b->img, i, t, SENTINEL);
-    memset(b->img + b->recv_at * b->es, 0xff, b->recv_n * b->es); /* NaN: must be written */
-    for (size_t j = 0; j < b->send_n; j++) zb_dtype_store(b->img, b->send_at + j, t, zb_test_value(e->rank, j));
-    return cuda_ok(cudaMemcpy(b->mem, b->img, b->len * b->es, cudaMemcpyHostToDevice), "upload");
+/* Buffers (tests/coll_check.h) made and checked on the compute stream;
+ * staged, so everything outside recv must come back as it was (strict). */
+static bool bufs_make(env *e, zb_coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
+    return zb_coll_bufs_make(e->streams[1], e->rank, e->n, b, kind, count, t, in_place);
 }
-
-static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
-    zb_comm *c = e->comm;
-    void *send = b->mem + b->send_at * b->es, *recv = b->mem + b->recv_at * b->es;
-    if (b->kind == ZB_COLL_ALLGATHER) return zb_comm_allgather(c, s, send, recv, b->count, b->t, "ag", 1);
-    if (b->kind == ZB_COLL_REDUCESCATTER) return zb_comm_reducescatter(c, s, send, recv, b->count, b->t, "rs", 2);
-    return zb_comm_allreduce(c, s, send, recv, b->count, b->t, "ar", 3);
-}
-
-/* Downloads and compares; frees. Returns wrong elements (-1: no data). */
-static long bufs_check(env *e, coll_bufs *b) {
-    long wrong = -1;
-    char *got = (char *)malloc(b->len * b->es);
-    if (got && b->mem && cuda_ok(cudaMemcpy(got, b->mem, b->len * b->es, cudaMemcpyDeviceToHost), "download")) {
-        wrong = 0;
-        for (size_t i = 0; i < b->len; i++) {
-            float want = zb_dtype_load(b->img, i, b->t); /* outside recv: as uploaded */
-            if (i >= b->recv_at && i < b->recv_at + b->recv_n) {
-                size_t j = i - b->recv_at;
-                if (b->kind == ZB_COLL_ALLGATHER) {
-                    want = zb_test_value((int)(j / b->count), j % b->count);
-                } else {
-                    size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
-                    want = 0;
-                    for (int r = 0; r < e->n; r++) want += zb_test_value(r, at);
-                }
-            }
-            wrong += !(zb_dtype_load(got, i, b->t) == want); /* NaN counts as wrong */
-        }
-    }
-    free(got);
-    free(b->img);
-    if (b->mem) zb_dev_free(e->dev, b->mem);
-    return wrong;
-}
-
-static void check_all(env *e) {
-    static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
-    for (int ti = 0; ti < 2; ti++) {
-        zb_dtype t = ti == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
-        for (size_t ci = 0; ci < N_COUNTS; ci++) {
-            for (int ip = 0; ip < 2; ip++) {
-                zb_stream *s = e->streams[(ci + (size_t)ip) % 2];
-                for (int ki = 0; ki < 3; ki++) {
-                    coll_bufs b;
-                    if (bufs_make(e, &b, kinds[ki], counts[ci], t, ip)) {
-                        ZB_CHECK_OK(bufs_issue(e, s, &b));
-                        ZB_CHECK_OK(e->dev->ops->stream_sync(s));
-                    }
-                    long w = bufs_check(e, &b);
-                    ZB_CHECK_MSG(w == 0, "rank %d %s %s count %zu in_place %d on '%s': %ld wrong", e->rank,
-                                 zb_coll_name(kinds[ki]), zb_dtype_name(t), counts[ci], ip, s->name, w);
-                }
-            }
-        }
-    }
-    if (e->rank == 0) printf("test_comm_mpi_cuda: every collective checked on %d rank(s)\n", e->n);
+static long bufs_check(env *e, zb_coll_bufs *b) { return zb_coll_bufs_check(e->streams[1], b, true); }
+static zb_status bufs_issue(env *e, zb_stream *s, const zb_coll_bufs *b) {
+    return zb_coll_bufs_issue(e->comm, s, b);
 }
 
 /* compute: copy src -> send, record; comm: wait, queued collectives (the
@@ -173,7 +70,7 @@ static void check_stream_order(env *e) {
     static const size_t sizes[N_OPS] = {1000003, 3, (size_t)5 << 20, 7};
     static const zb_coll kinds[N_OPS] = {ZB_COLL_ALLREDUCE, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLGATHER,
                                          ZB_COLL_ALLGATHER};
-    coll_bufs b[N_OPS];
+    zb_coll_bufs b[N_OPS];
     bool ok = true;
     for (int i = 0; i < N_OPS; i++) ok = bufs_make(e, &b[i], kinds[i], sizes[i], ZB_DTYPE_F32, i == 1) && ok;
     /* op 0's input arrives by a compute-stream copy from `src`; its send
@@ -205,8 +102,7 @@ static void check_stream_order(env *e) {
         if (h && cuda_ok(cudaMemcpy(h, out, b[0].recv_n * sizeof(float), cudaMemcpyDeviceToHost), "download")) {
             wrong = 0;
             for (size_t j = 0; j < b[0].recv_n; j++) {
-                float want = 0;
-                for (int r = 0; r < e->n; r++) want += zb_test_value(r, j);
+                float want = zb_coll_expected(ZB_COLL_ALLREDUCE, b[0].count, e->rank, e->n, j);
                 wrong += !(h[j] == want);
             }
         }
@@ -239,7 +135,7 @@ static void check_opposite_orders(env *e) {
     zb_stream *comm = e->streams[0], *compute = e->streams[1];
     zb_stream *late = e->rank % 2 == 0 ? comm : compute;
     for (int round = 0; round < 3; round++) {
-        coll_bufs x, y;
+        zb_coll_bufs x, y;
         bool ok = bufs_make(e, &x, ZB_COLL_ALLGATHER, 4099, ZB_DTYPE_BF16, false);
         ok = bufs_make(e, &y, ZB_COLL_ALLREDUCE, 70001, ZB_DTYPE_F32, true) && ok;
         if (ok) {
@@ -284,7 +180,6 @@ int main(int argc, char **argv) {
     ZB_CHECK_OK(zb_comm_mpi_create(e.dev, e.streams, 2, &cc, &e.comm));
     if (e.comm) {
         ZB_CHECK(!strcmp(e.comm->ops->name, "mpi") && e.comm->rank == e.rank && e.comm->n_ranks == e.n);
-        check_all(&e);
         check_stream_order(&e);
         check_opposite_orders(&e);
         zb_mem_stats ms;

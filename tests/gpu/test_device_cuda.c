@@ -1,19 +1,19 @@
-/* The CUDA device (label gpu; exit 77 = skipped when no GPU is usable):
- * copies (pageable host <-> device <-> device, fresh memory zeroed), stream
- * order and cross-stream events (a GEMM chain that accumulates, so a copy
- * that ran early would see a partial sum), event query/sync/elapsed and
- * their never-recorded cases, host ops (FIFO order, trace records on the
- * harness clock, a failing op's sticky error with later ops skipped and
- * every cleanup run), a kernel's error word surfacing at stream_sync, the
- * polled timeout, frees fenced after in-flight work (a buffer freed while a
- * GEMM still reads it, then handed out again and zeroed, must not change the
- * result), per-tag accounting and the pool/cudaMemGetInfo view, the op
- * hooks, and bad copies. GEMM numerics: test_gemm_cuda.c. */
+/* What only the CUDA device promises (label gpu; exit 77 = skipped when no
+ * GPU is usable), next to the device contract that
+ * tests/conformance/test_device_conformance.c checks on every device (FIFO,
+ * events, sticky errors, the timeout, per-tag accounting, copies, GEMM):
+ * fresh memory is zeroed, bad copies (NULL, overlapping) are refused; a
+ * GEMM chain that accumulates read by another stream after an event sees
+ * every sum; frees are fenced after in-flight work (a buffer freed while a
+ * GEMM still reads it, then handed out again and zeroed, must not change
+ * the result); host ops leave trace records on the harness clock (CUPTI
+ * does not see them), their cleanups all run; a kernel's error word
+ * surfaces at stream_sync; the pool / cudaMemGetInfo view and reuse of
+ * freed pool memory; the op hooks. GEMM numerics: test_gemm_cuda.c. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuda_backend.h"
 #include "backend_select.h"
@@ -23,11 +23,6 @@
 #define SKIP 77
 
 static zb_device *dev;
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static void test_copies(void) {
     zb_stream *s = NULL;
@@ -82,12 +77,7 @@ static void test_cross_stream_events(void) {
     ZB_CHECK_OK(dev->ops->event_create(dev, &start));
     ZB_CHECK_OK(dev->ops->event_create(dev, &done));
     ZB_CHECK_OK(dev->ops->event_create(dev, &never));
-    /* A never-recorded event is complete. */
-    ZB_CHECK_OK(dev->ops->event_query(never));
-    ZB_CHECK_OK(dev->ops->event_sync(never));
-    ZB_CHECK_OK(dev->ops->stream_wait_event(s2, never));
     double ms = -1;
-    ZB_CHECK(dev->ops->event_elapsed_ms(never, done, &ms) == ZB_ERR_NOT_READY);
 
     void *A = NULL, *B = NULL, *C = NULL, *D = NULL;
     ZB_CHECK_OK(zb_dev_alloc(dev, bytes, ZB_MEM_BENCH_BUFFER, &A));
@@ -164,16 +154,12 @@ typedef struct host_log {
 typedef struct host_arg {
     host_log *log;
     int id;
-    int fail;     /* return ZB_ERR_WRONG */
-    int sleep_ms; /* block the stream this long */
 } host_arg;
 
 static zb_status host_op(void *p) {
     host_arg *a = (host_arg *)p;
-    if (a->sleep_ms) sleep_ms(a->sleep_ms);
     int slot = atomic_fetch_add(&a->log->next, 1);
     if (slot < 256) a->log->order[slot] = a->id;
-    if (a->fail) return ZB_FAIL(ZB_ERR_WRONG, "host op %d failed on purpose", a->id);
     return ZB_OK;
 }
 
@@ -182,7 +168,7 @@ static void host_cleanup(void *p) { atomic_fetch_add(&((host_arg *)p)->log->clea
 static void test_host_ops(void) {
     zb_trace trace;
     ZB_CHECK_OK(zb_trace_init(&trace, 0, true));
-    zb_device_config cfg = {0, 0, 1, 0.3, &trace}; /* short timeout for the timeout check */
+    zb_device_config cfg = {0, 0, 1, 60.0, &trace};
     zb_device *d = NULL;
     ZB_CHECK_OK(zb_device_create("cuda", &cfg, &d));
     if (!d) return;
@@ -193,15 +179,12 @@ static void test_host_ops(void) {
     memset(&log, 0, sizeof log);
     host_arg args[100];
     for (int i = 0; i < 100; i++) {
-        args[i] = (host_arg){&log, i, 0, 0};
+        args[i] = (host_arg){&log, i};
         zb_op_info info = {ZB_OP_COMM, "hop", i, 8, 0.0};
         ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &args[i], host_cleanup, &info));
     }
     ZB_CHECK_OK(d->ops->stream_sync(s));
-    int in_order = atomic_load(&log.next) == 100;
-    for (int i = 0; i < 100 && in_order; i++) in_order = log.order[i] == i;
-    ZB_CHECK_MSG(in_order, "host ops ran out of issue order");
-    ZB_CHECK(atomic_load(&log.cleanups) == 100);
+    ZB_CHECK(atomic_load(&log.next) == 100 && atomic_load(&log.cleanups) == 100);
     /* Host ops leave host-timed records (CUPTI does not see them). */
     ZB_CHECK(trace.n_records == 100);
     int good = 0;
@@ -212,24 +195,6 @@ static void test_host_ops(void) {
     }
     ZB_CHECK(good == 100);
 
-    /* The polled timeout: a host op blocks the stream past cfg.timeout_s. */
-    host_arg slow = {&log, 500, 0, 1500};
-    ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &slow, host_cleanup, NULL));
-    ZB_CHECK(d->ops->stream_sync(s) == ZB_ERR_TIMEOUT);
-    ZB_CHECK_MSG(strstr(zb_error_message(), "stream 'hostops'") != NULL, "'%s'", zb_error_message());
-    zb_status st = ZB_ERR_TIMEOUT;
-    for (int i = 0; i < 40 && st == ZB_ERR_TIMEOUT; i++) st = d->ops->stream_sync(s);
-    ZB_CHECK_OK(st);
-
-    /* A failing op: sticky, later host ops skipped, cleanups still run. */
-    memset(&log, 0, sizeof log);
-    host_arg fail = {&log, 1, 1, 0}, after = {&log, 2, 0, 0};
-    ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &fail, host_cleanup, NULL));
-    ZB_CHECK_OK(zb_device_cuda_launch_host(s, host_op, &after, host_cleanup, NULL));
-    ZB_CHECK(d->ops->stream_sync(s) == ZB_ERR_WRONG);
-    ZB_CHECK(strstr(zb_error_message(), "failed on purpose") != NULL);
-    ZB_CHECK(d->ops->stream_sync(s) == ZB_ERR_WRONG); /* sticky */
-    ZB_CHECK(atomic_load(&log.next) == 1 && atomic_load(&log.cleanups) == 2);
     d->ops->stream_destroy(s);
 
     /* A kernel's error word (written here by a copy, as a kernel would). */
@@ -256,11 +221,7 @@ static void test_memory(void) {
     ZB_CHECK_OK(zb_dev_alloc(dev, 3 * mib, ZB_MEM_ACTIVATION, &a1));
     ZB_CHECK_OK(zb_dev_alloc(dev, 2 * mib + 5, ZB_MEM_ACTIVATION, &a2));
     dev->ops->mem_stats(dev, &s1);
-    ZB_CHECK(s1.live_bytes[ZB_MEM_PARAM_SHARD] - s0.live_bytes[ZB_MEM_PARAM_SHARD] == mib);
-    ZB_CHECK(s1.live_bytes[ZB_MEM_ACTIVATION] - s0.live_bytes[ZB_MEM_ACTIVATION] == 5 * mib + 5);
     ZB_CHECK(s1.live_total_bytes - s0.live_total_bytes == 6 * mib + 5);
-    ZB_CHECK(s1.peak_total_bytes >= s1.live_total_bytes);
-    ZB_CHECK(s1.reserved_bytes >= s1.live_total_bytes && s1.peak_reserved_bytes >= s1.reserved_bytes);
     zb_cuda_meminfo mi;
     ZB_CHECK_OK(zb_device_cuda_meminfo(dev, &mi));
     ZB_CHECK(mi.total_bytes > mi.free_bytes && mi.used_at_create_bytes > 0);
@@ -270,10 +231,6 @@ static void test_memory(void) {
     ZB_CHECK(mi.other_bytes > 0); /* the context at least */
 
     zb_dev_free(dev, a1);
-    zb_mem_stats s2;
-    dev->ops->mem_stats(dev, &s2);
-    ZB_CHECK(s2.live_bytes[ZB_MEM_ACTIVATION] == s1.live_bytes[ZB_MEM_ACTIVATION] - 3 * mib);
-    ZB_CHECK(s2.peak_bytes[ZB_MEM_ACTIVATION] == s1.peak_bytes[ZB_MEM_ACTIVATION]);
     /* Freed memory stays reserved and is reused. */
     ZB_CHECK_OK(zb_dev_alloc(dev, 3 * mib, ZB_MEM_ACTIVATION, &a1));
     zb_mem_stats s3;
@@ -281,10 +238,6 @@ static void test_memory(void) {
     ZB_CHECK_MSG(s3.reserved_bytes <= s1.reserved_bytes, "reserved grew from %zu to %zu on reuse",
                  s1.reserved_bytes, s3.reserved_bytes);
     zb_dev_free(dev, a1);
-    dev->ops->mem_reset_peak(dev);
-    dev->ops->mem_stats(dev, &s3);
-    ZB_CHECK(s3.peak_total_bytes == s3.live_total_bytes);
-    ZB_CHECK(s3.peak_bytes[ZB_MEM_ACTIVATION] == s3.live_bytes[ZB_MEM_ACTIVATION]);
     zb_dev_free(dev, a2);
     zb_dev_free(dev, p);
     void *big = NULL; /* far beyond any GPU: a clean NOMEM */
@@ -294,7 +247,6 @@ static void test_memory(void) {
     void *ok = NULL; /* and the device still works */
     ZB_CHECK_OK(zb_dev_alloc(dev, 4096, ZB_MEM_ACTIVATION, &ok));
     zb_dev_free(dev, ok);
-    ZB_CHECK(zb_dev_alloc(dev, 16, ZB_MEM_TAG_COUNT, &big) == ZB_ERR_INVALID);
 }
 
 /* ---- op hooks ------------------------------------------------------------------ */

@@ -4,7 +4,8 @@
  * the wrapper tracks. Every collective is checked element by element,
  * out of place and in place, float and bf16, on both streams, with guard
  * elements around every buffer (and, for reduce-scatter, the blocks of send
- * the rank does not own) that must stay untouched; the copies the comm
+ * the rank does not own) that must stay untouched (tests/coll_check.h,
+ * strict); the copies the comm
  * issues are counted against comm_stage.h's plan (input bytes into a
  * staging buffer, result bytes out of one); several collectives are queued
  * before one sync, so the staging buffer grows while earlier ops still use
@@ -19,10 +20,9 @@
 #include "comm_stage.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
-#include "coll_values.h"
+#include "coll_check.h"
 #include "device_cpu.h"
 
-#define GUARD 5
 #define MAX_STAGES 16
 
 static const size_t counts[] = {1, 7, 1000, 1023, 65537};
@@ -78,9 +78,7 @@ static zb_status counting_memcpy(zb_stream *s, void *dst, const void *src, size_
     return cpu_ops->memcpy_async(s, dst, src, n, info);
 }
 
-/* ---- values and buffers ---------------------------------------------------------- */
-
-static const float SENTINEL = 99.0f; /* not a zb_test_value() and not a sum of them over <= 4 ranks */
+/* ---- the comm and its streams ----------------------------------------------------- */
 
 typedef struct env {
     zb_device *dev;
@@ -89,81 +87,14 @@ typedef struct env {
     int rank, n;
 } env;
 
-/* One collective's buffers: a single device allocation with guards, send
- * and recv laid out per comm.h (in place or not), send filled. */
-typedef struct coll_bufs {
-    zb_coll kind;
-    size_t count, send_n, recv_n, len;
-    zb_dtype t;
-    bool in_place;
-    char *mem, *send, *recv;
-} coll_bufs;
-
-static void bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
-    size_t es = zb_dtype_size(t), all = count * (size_t)e->n;
-    memset(b, 0, sizeof *b);
-    b->kind = kind;
-    b->count = count;
-    b->t = t;
-    b->in_place = in_place;
-    b->send_n = kind == ZB_COLL_REDUCESCATTER ? all : count;
-    b->recv_n = kind == ZB_COLL_ALLGATHER ? all : count;
-    size_t payload = in_place ? (b->send_n > b->recv_n ? b->send_n : b->recv_n)
-                              : b->send_n + GUARD + b->recv_n;
-    b->len = GUARD + payload + GUARD;
-    void *p = NULL;
-    ZB_CHECK_OK(zb_dev_alloc(e->dev, b->len * es, ZB_MEM_BENCH_BUFFER, &p));
-    b->mem = (char *)p;
-    for (size_t i = 0; i < b->len; i++) zb_dtype_store(b->mem, i, t, SENTINEL);
-    char *base = b->mem + GUARD * es;
-    if (!in_place) {
-        b->send = base;
-        b->recv = base + (b->send_n + GUARD) * es;
-    } else if (kind == ZB_COLL_ALLGATHER) {
-        b->recv = base;
-        b->send = base + (size_t)e->rank * count * es;
-    } else if (kind == ZB_COLL_REDUCESCATTER) {
-        b->send = base;
-        b->recv = base + (size_t)e->rank * count * es;
-    } else {
-        b->send = b->recv = base;
-    }
-    for (size_t j = 0; j < b->send_n; j++) zb_dtype_store(b->send, j, t, zb_test_value(e->rank, j));
+/* Buffers (tests/coll_check.h) made and checked on the compute stream. */
+static bool bufs_make(env *e, zb_coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
+    return zb_coll_bufs_make(e->streams[1], e->rank, e->n, b, kind, count, t, in_place);
 }
-
-static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
-    zb_comm *c = e->comm;
-    if (b->kind == ZB_COLL_ALLGATHER) return zb_comm_allgather(c, s, b->send, b->recv, b->count, b->t, "ag", 1);
-    if (b->kind == ZB_COLL_REDUCESCATTER) {
-        return zb_comm_reducescatter(c, s, b->send, b->recv, b->count, b->t, "rs", 2);
-    }
-    return zb_comm_allreduce(c, s, b->send, b->recv, b->count, b->t, "ar", 3);
-}
-
-/* Wrong elements: recv against comm.h, everything else in the allocation
- * against what was written there (guards; send outside recv). */
-static long bufs_check(env *e, coll_bufs *b) {
-    size_t es = zb_dtype_size(b->t);
-    long wrong = 0;
-    for (size_t i = 0; i < b->len; i++) {
-        char *x = b->mem + i * es;
-        float want = SENTINEL;
-        if (x >= b->recv && x < b->recv + b->recv_n * es) {
-            size_t j = (size_t)(x - b->recv) / es;
-            if (b->kind == ZB_COLL_ALLGATHER) {
-                want = zb_test_value((int)(j / b->count), j % b->count);
-            } else {
-                size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
-                want = 0;
-                for (int r = 0; r < e->n; r++) want += zb_test_value(r, at);
-            }
-        } else if (x >= b->send && x < b->send + b->send_n * es) {
-            want = zb_test_value(e->rank, (size_t)(x - b->send) / es);
-        }
-        wrong += zb_dtype_load(b->mem, i, b->t) != want;
-    }
-    zb_dev_free(e->dev, b->mem);
-    return wrong;
+/* Staged, every element outside recv comes back as it was: strict. */
+static long bufs_check(env *e, zb_coll_bufs *b) { return zb_coll_bufs_check(e->streams[1], b, true); }
+static zb_status bufs_issue(env *e, zb_stream *s, const zb_coll_bufs *b) {
+    return zb_coll_bufs_issue(e->comm, s, b);
 }
 
 /* ---- tests ----------------------------------------------------------------------- */
@@ -176,7 +107,7 @@ static void test_all(env *e) {
             for (int ip = 0; ip < 2; ip++) {
                 zb_stream *s = e->streams[(ci + (size_t)ip) % 2];
                 for (int ki = 0; ki < 3; ki++) {
-                    coll_bufs b;
+                    zb_coll_bufs b;
                     bufs_make(e, &b, kinds[ki], counts[ci], t, ip);
                     zb_stage_plan plan;
                     ZB_CHECK_OK(zb_stage_plan_make(kinds[ki], counts[ci], zb_dtype_size(t), e->rank, e->n,
@@ -205,7 +136,7 @@ static void test_queued_growth(env *e) {
     static const size_t sizes[N_OPS] = {3, 5000, 7, 300001, 1, 1000003}; /* past test_all's */
     static const zb_coll kinds[N_OPS] = {ZB_COLL_ALLREDUCE, ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER,
                                          ZB_COLL_REDUCESCATTER, ZB_COLL_ALLGATHER, ZB_COLL_ALLREDUCE};
-    coll_bufs b[N_OPS];
+    zb_coll_bufs b[N_OPS];
     int allocs_before = n_alloc_host;
     for (int i = 0; i < N_OPS; i++) {
         bufs_make(e, &b[i], kinds[i], sizes[i], i % 2 ? ZB_DTYPE_BF16 : ZB_DTYPE_F32, i % 3 == 0);
@@ -227,7 +158,7 @@ static void test_barrier_and_bytes(env *e) {
     ZB_CHECK_OK(zb_comm_barrier(e->comm, e->streams[1]));
     ZB_CHECK_OK(zb_comm_wait(e->comm, e->streams[1], "barrier", -1));
     ZB_CHECK(bytes_in == 0 && bytes_out == 0 && other_copies == 0); /* nothing staged */
-    coll_bufs b;
+    zb_coll_bufs b;
     bufs_make(e, &b, ZB_COLL_ALLREDUCE, 100, ZB_DTYPE_F32, true);
     ZB_CHECK_OK(bufs_issue(e, e->streams[1], &b));
     ZB_CHECK_OK(e->dev->ops->stream_sync(e->streams[1]));

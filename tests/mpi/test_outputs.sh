@@ -5,9 +5,9 @@
 # (pid = rank, tid = stream, comm records with bytes), and print a table
 # whose sizes and bandwidths agree with the JSON.
 set -u
+source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail=0
 mpirun --oversubscribe -np 2 "$ZB" allgather -b 4K -e 64K -f 4 -n 3 -w 1 \
   --json "$tmp/ag.json" --csv "$tmp/ag.csv" --trace "$tmp/ag.trace.json" >"$tmp/ag.out" 2>"$tmp/ag.err"
 rc=$?
@@ -17,10 +17,7 @@ rc=$?
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
 d = sys.argv[1]
-errors = []
-def check(cond, what):
-    if not cond:
-        errors.append(what)
+from zbcheck import check, finish
 r = json.load(open(f"{d}/ag.json"))
 check(r["schema"] == "zerobench/1", "schema")
 meta = r["meta"]
@@ -63,9 +60,6 @@ for x in g["runs"]:
     check(abs(m["harness_overhead_pct"] - 100 * (m["time_us"] - m["direct_time_us"]) / m["direct_time_us"])
           <= 1e-6 * max(1.0, abs(m["harness_overhead_pct"])), "gemm harness_overhead_pct formula")
 check("direct BLAS" in open(f"{d}/gemm.out").read(), "gemm table's direct group title on cpu")
-for e in errors:
-    print("FAIL:", e)
-print(f"test_outputs: {len(errors)} failed")
-sys.exit(1 if errors else 0)
+finish("test_outputs")
 PY
 [ $fail -eq 0 ] && echo "test_outputs: passed" || { echo "--- stdout"; cat "$tmp/ag.out"; exit 1; }

@@ -10,10 +10,9 @@
 # large for memory and a non-finite loss end with the documented exit codes
 # and one-line messages.
 set -u
+source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 run() { mpirun --oversubscribe -np 2 "$ZB" "$@"; }
 
 run --mode both --steps 3 --warmup 1 --json "$tmp/both.json" --csv "$tmp/both.csv" >"$tmp/both.out" 2>"$tmp/both.err"
@@ -30,10 +29,7 @@ check [ $? -eq 0 ]
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]
-errors = []
-def check(cond, what):
-    if not cond:
-        errors.append(what)
+from zbcheck import check, finish
 both = json.load(open(f"{d}/both.json"))["runs"]
 check([r["mode"] for r in both] == ["sync", "prefetch"], "one run per schedule")
 keys = ("step_time_ms", "tokens_per_s", "mfu_pct", "overlap_pct", "exposed_comm_ms", "compute_ms", "comm_ms",
@@ -79,9 +75,7 @@ mf = bff["metrics"]
 check(mf["peak_mem_by_tag_bytes"] == mf["ledger_by_tag_bytes"], "bf16 params + float acts: peaks = ledger")
 check(mf["peak_mem_by_tag_bytes"]["activation"] > bf[0]["metrics"]["peak_mem_by_tag_bytes"]["activation"],
       "float activations take more memory than bf16")
-for e in errors:
-    print("FAIL:", e)
-sys.exit(1 if errors else 0)
+finish()
 PY
 
 expect_exit() { # code, pattern, args...

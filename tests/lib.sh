@@ -1,0 +1,21 @@
+# Helpers shared by the shell tests (tests/cli/*.sh, tests/mpi/*.sh), which
+# source it: source "$(dirname "$0")/../lib.sh".
+#   check CMD...   runs CMD; counts it in $passed, or prints "FAIL: CMD" and
+#                  sets fail=1 (the test keeps going and exits 1 at the end)
+#   show FILE      prints FILE indented, at most 40 lines (after a failure)
+# (a test with its own fail/show, as test_launch_layout.sh, defines them
+# after sourcing this)
+#   PYTHONPATH     gets tests/, so an embedded Python check can say
+#                  `from zbcheck import check, finish` (tests/zbcheck.py)
+# A test that must not hang runs its command under timeout(1) and checks the
+# exit status (124: it had to be killed); none checks how long anything took.
+# Run outside CTest too: Open MPI as root (these machines), 4 ranks on 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
+export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
+ZB_TESTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export PYTHONPATH="$ZB_TESTS_DIR${PYTHONPATH:+:$PYTHONPATH}"
+fail=0
+passed=0
+check() { if "$@"; then passed=$((passed + 1)); else echo "FAIL: $*"; fail=1; fi; }
+show() { echo "--- $1:"; sed 's/^/   | /' "$1" | head -40; }
