@@ -2,9 +2,9 @@
  *
  * main builds one zb_bench_ctx (config, device, streams, comm, topology,
  * peak FLOP/s, the report) and calls the plug-in registered for the
- * subcommand. A plug-in prints its table on rank 0, adds one JSON run per
- * row to the report, and counts wrong elements; it returns a status and
- * never exits. */
+ * subcommand (bench_list.h). A plug-in prints its table on rank 0, adds one
+ * JSON run per row to the report, and counts wrong elements; it returns a
+ * status and never exits. */
 #ifndef ZB_BENCH_H
 #define ZB_BENCH_H
 
@@ -13,6 +13,7 @@
 
 #include "backend_select.h"
 #include "bench_config.h"
+#include "bench_list.h"
 #include "comm.h"
 #include "device.h"
 #include "mpi_boot.h"
@@ -23,7 +24,11 @@
 extern "C" {
 #endif
 
+struct zb_bench;
+struct zb_coll_def;
+
 typedef struct zb_bench_ctx {
+    const struct zb_bench *bench; /* the plug-in being run */
     const zb_config *cfg;
     zb_topology topo;
     zb_device *dev;
@@ -41,9 +46,9 @@ typedef struct zb_bench_ctx {
 } zb_bench_ctx;
 
 typedef struct zb_bench {
-    zb_command command;
-    const char *name;
+    const char *name; /* the subcommand */
     zb_status (*run)(zb_bench_ctx *ctx);
+    const struct zb_coll_def *coll; /* a collective's record (coll.h); NULL otherwise */
 } zb_bench;
 
 /* The plug-in for a subcommand, or NULL. */
@@ -56,11 +61,9 @@ zb_status zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds, double *
 zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out);
 
 /* Every benchmark's plug-in, defined in its own file. */
-extern const zb_bench zb_bench_allgather;
-extern const zb_bench zb_bench_reducescatter;
-extern const zb_bench zb_bench_allreduce;
-extern const zb_bench zb_bench_gemm;
-extern const zb_bench zb_bench_step;
+#define ZB_BENCH_DECLARE(id, name) extern const zb_bench zb_bench_##name;
+ZB_BENCH_LIST(ZB_BENCH_DECLARE)
+#undef ZB_BENCH_DECLARE
 
 #ifdef __cplusplus
 }

@@ -324,4 +324,4 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
     return st;
 }
 
-const zb_bench zb_bench_gemm = {ZB_CMD_GEMM, "gemm", gemm_run};
+const zb_bench zb_bench_gemm = {"gemm", gemm_run};

@@ -107,4 +107,4 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     return ZB_OK;
 }
 
-const zb_bench zb_bench_step = {ZB_CMD_STEP, "step", step_run_all};
+const zb_bench zb_bench_step = {"step", step_run_all};

@@ -258,6 +258,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     zb_bench_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cfg = cfg;
+    ctx.bench = zb_bench_find(cfg->command);
     ctx.hw = *hw;
     zb_status st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
     if (st == ZB_OK) st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
@@ -293,7 +294,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     }
     if (st == ZB_OK && (cfg->command == ZB_CMD_GEMM || cfg->command == ZB_CMD_STEP)) set_peak(&ctx);
     if (st == ZB_OK) st = print_header(&ctx);
-    if (st == ZB_OK) st = zb_bench_find(cfg->command)->run(&ctx);
+    if (st == ZB_OK) st = ctx.bench->run(&ctx);
     if (st == ZB_OK) st = write_outputs(&ctx, &trace, &sync);
     /* Bad input and a non-finite loss are found alike on every rank: end
      * normally. Anything else may have left ranks inside a collective. */

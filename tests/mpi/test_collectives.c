@@ -10,17 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
+#include "dtype_access.h"
 #include "comm.h"
 #include "comm_mpi.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
-#include "coll_values.h"
 #include "device_cpu.h"
 
 static const size_t counts[] = {1, 7, 1000, 1023, 65537};
 #define N_COUNTS (sizeof counts / sizeof counts[0])
-
-
+#define SEED 0x7e57ULL /* inputs and results: zb_coll_value and the records (coll.h) */
 
 typedef struct env {
     zb_device *dev;
@@ -29,17 +29,29 @@ typedef struct env {
     int rank, n;
 } env;
 
+/* This rank's input in send, and its wrong elements of recv. */
+static void fill(env *e, zb_coll kind, void *send, size_t count, zb_dtype t) {
+    zb_coll_args a = {send, NULL, count, t, e->rank, e->n, false, SEED};
+    zb_coll_fill_input(zb_coll_find(kind), &a);
+}
+
+static long count_wrong(env *e, zb_coll kind, const void *recv, size_t count, zb_dtype t) {
+    const zb_coll_def *def = zb_coll_find(kind);
+    zb_coll_args a = {NULL, (void *)recv, count, t, e->rank, e->n, false, SEED};
+    long wrong = 0;
+    size_t n = zb_coll_recv_elems(def, count, e->n);
+    for (size_t j = 0; j < n; j++) wrong += zb_dtype_load(recv, j, t) != def->expected(&a, j);
+    return wrong;
+}
+
 static long check_allgather(env *e, zb_stream *s, size_t count, zb_dtype t, bool in_place) {
     size_t es = zb_dtype_size(t);
     char *recv = (char *)calloc(count * (size_t)e->n, es);
     char *send = in_place ? recv + (size_t)e->rank * count * es : (char *)calloc(count, es);
-    for (size_t j = 0; j < count; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
+    fill(e, ZB_COLL_ALLGATHER, send, count, t);
     ZB_CHECK_OK(e->comm->ops->allgather(e->comm, s, send, recv, count, t, "ag", 3));
     ZB_CHECK_OK(e->dev->ops->stream_sync(s));
-    long wrong = 0;
-    for (int r = 0; r < e->n; r++) {
-        for (size_t j = 0; j < count; j++) wrong += zb_dtype_load(recv, (size_t)r * count + j, t) != zb_test_value(r, j);
-    }
+    long wrong = count_wrong(e, ZB_COLL_ALLGATHER, recv, count, t);
     if (!in_place) free(send);
     free(recv);
     return wrong;
@@ -49,13 +61,10 @@ static long check_reducescatter(env *e, zb_stream *s, size_t count, zb_dtype t, 
     size_t es = zb_dtype_size(t), total = count * (size_t)e->n;
     char *send = (char *)calloc(total, es);
     char *recv = in_place ? send + (size_t)e->rank * count * es : (char *)calloc(count, es);
-    for (size_t j = 0; j < total; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
+    fill(e, ZB_COLL_REDUCESCATTER, send, count, t);
     ZB_CHECK_OK(e->comm->ops->reducescatter(e->comm, s, send, recv, count, t, "rs", 3));
     ZB_CHECK_OK(e->dev->ops->stream_sync(s));
-    long wrong = 0;
-    for (size_t j = 0; j < count; j++) {
-        wrong += zb_dtype_load(recv, j, t) != zb_test_sum_over_ranks(e->n, (size_t)e->rank * count + j);
-    }
+    long wrong = count_wrong(e, ZB_COLL_REDUCESCATTER, recv, count, t);
     if (!in_place) free(recv);
     free(send);
     return wrong;
@@ -65,11 +74,10 @@ static long check_allreduce(env *e, zb_stream *s, size_t count, zb_dtype t, bool
     size_t es = zb_dtype_size(t);
     char *recv = (char *)calloc(count, es);
     char *send = in_place ? recv : (char *)calloc(count, es);
-    for (size_t j = 0; j < count; j++) zb_dtype_store(send, j, t, zb_test_value(e->rank, j));
+    fill(e, ZB_COLL_ALLREDUCE, send, count, t);
     ZB_CHECK_OK(e->comm->ops->allreduce(e->comm, s, send, recv, count, t, "ar", 3));
     ZB_CHECK_OK(e->dev->ops->stream_sync(s));
-    long wrong = 0;
-    for (size_t j = 0; j < count; j++) wrong += zb_dtype_load(recv, j, t) != zb_test_sum_over_ranks(e->n, j);
+    long wrong = count_wrong(e, ZB_COLL_ALLREDUCE, recv, count, t);
     if (!in_place) free(send);
     free(recv);
     return wrong;

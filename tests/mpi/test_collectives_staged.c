@@ -14,12 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
+#include "dtype_access.h"
 #include "comm.h"
 #include "comm_mpi.h"
 #include "comm_stage.h"
 #include "mpi_boot.h"
 #include "zb_test.h"
-#include "coll_values.h"
 #include "device_cpu.h"
 
 #define GUARD 5
@@ -80,7 +81,8 @@ static zb_status counting_memcpy(zb_stream *s, void *dst, const void *src, size_
 
 /* ---- values and buffers ---------------------------------------------------------- */
 
-static const float SENTINEL = 99.0f; /* not a zb_test_value() and not a sum of them over <= 4 ranks */
+#define SEED 0x7e57ULL /* inputs and results: zb_coll_value and the records (coll.h) */
+static const float SENTINEL = 99.0f; /* not a zb_coll_value() and not a sum of them over <= 4 ranks */
 
 typedef struct env {
     zb_device *dev;
@@ -128,7 +130,7 @@ static void bufs_make(env *e, coll_bufs *b, zb_coll kind, size_t count, zb_dtype
     } else {
         b->send = b->recv = base;
     }
-    for (size_t j = 0; j < b->send_n; j++) zb_dtype_store(b->send, j, t, zb_test_value(e->rank, j));
+    for (size_t j = 0; j < b->send_n; j++) zb_dtype_store(b->send, j, t, zb_coll_value(SEED, e->rank, j));
 }
 
 static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
@@ -144,21 +146,16 @@ static zb_status bufs_issue(env *e, zb_stream *s, coll_bufs *b) {
  * against what was written there (guards; send outside recv). */
 static long bufs_check(env *e, coll_bufs *b) {
     size_t es = zb_dtype_size(b->t);
+    const zb_coll_def *def = zb_coll_find(b->kind);
+    zb_coll_args a = {b->send, b->recv, b->count, b->t, e->rank, e->n, b->in_place, SEED};
     long wrong = 0;
     for (size_t i = 0; i < b->len; i++) {
         char *x = b->mem + i * es;
         float want = SENTINEL;
         if (x >= b->recv && x < b->recv + b->recv_n * es) {
-            size_t j = (size_t)(x - b->recv) / es;
-            if (b->kind == ZB_COLL_ALLGATHER) {
-                want = zb_test_value((int)(j / b->count), j % b->count);
-            } else {
-                size_t at = b->kind == ZB_COLL_REDUCESCATTER ? (size_t)e->rank * b->count + j : j;
-                want = 0;
-                for (int r = 0; r < e->n; r++) want += zb_test_value(r, at);
-            }
+            want = def->expected(&a, (size_t)(x - b->recv) / es);
         } else if (x >= b->send && x < b->send + b->send_n * es) {
-            want = zb_test_value(e->rank, (size_t)(x - b->send) / es);
+            want = zb_coll_value(SEED, e->rank, (size_t)(x - b->send) / es);
         }
         wrong += zb_dtype_load(b->mem, i, b->t) != want;
     }
