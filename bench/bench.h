@@ -14,6 +14,7 @@
 #include "backend_select.h"
 #include "bench_config.h"
 #include "bench_list.h"
+#include "bench_opts.h"
 #include "comm.h"
 #include "device.h"
 #include "mpi_boot.h"
@@ -45,8 +46,26 @@ typedef struct zb_bench_ctx {
     int64_t wrong;           /* wrong elements over all checks, all ranks */
 } zb_bench_ctx;
 
+/* zb_bench.flags */
+enum {
+    ZB_BENCH_ALWAYS_TRACE = 1u << 0, /* traces every op even without --trace (measures from the trace) */
+    ZB_BENCH_SWEEP_HEADER = 1u << 1, /* the header prints the sweep line (dtype, iters, warmup, ...) */
+};
+
+/* A benchmark: everything the CLI and main need to know about a command. */
 typedef struct zb_bench {
     const char *name; /* the subcommand */
+    /* Its option groups, NULL-terminated, in --help order; the options
+     * every command takes follow them (harness/cli/cli.c). */
+    const zb_opt_group *const *groups;
+    /* Its defaults over zb_config_defaults, set before the flags; NULL: none. */
+    void (*defaults)(zb_config *cfg);
+    /* Its combination check, after its groups' (bench_opts.h); NULL: none. */
+    zb_status (*check)(zb_config *cfg, const zb_opt_seen *seen);
+    unsigned flags; /* ZB_BENCH_* */
+    /* Needs a FLOP peak (NULL: does not): the dtype it computes in, given
+     * the device's default parameter dtype. */
+    zb_dtype (*peak_dtype)(const zb_config *cfg, zb_dtype device_default);
     zb_status (*run)(zb_bench_ctx *ctx);
     const struct zb_coll_def *coll; /* a collective's record (coll.h); NULL otherwise */
 } zb_bench;

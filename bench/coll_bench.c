@@ -16,6 +16,29 @@
 
 #define ZB_COLL_SEED 0x5eedULL
 
+/* ---- options: the sweep, and -i (the collectives' own) ---------------------- */
+
+#define TB 1099511627776.0 /* 1T: the largest size a flag takes */
+
+static const zb_opt opt_stepbytes = {"stepbytes", 'i', ZB_OPT_SIZE, ZB_OPT_FIELD(step_bytes), 1, TB,
+                                     "add this many bytes each step instead of -f"};
+
+/* nccl-tests' -f and -i exclude each other; -i replaces the factor. */
+static zb_status check_step(zb_config *cfg, const zb_opt_seen *seen) {
+    bool gave_i = zb_opt_given(seen, &opt_stepbytes);
+    if (gave_i && zb_opt_given(seen, &zb_opt_stepfactor)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
+    }
+    if (gave_i) cfg->step_factor = 0;
+    return ZB_OK;
+}
+
+static const zb_opt *const step_opts[] = {&opt_stepbytes, NULL};
+static const zb_opt_group coll_step = {step_opts, check_step};
+const zb_opt_group *const zb_coll_opt_groups[] = {&zb_opts_sweep_range, &coll_step, &zb_opts_sweep_run, NULL};
+
+/* ---- the benchmark ---------------------------------------------------------- */
+
 typedef struct coll_row {
     double seconds;
     double algbw_gbps, busbw_gbps;

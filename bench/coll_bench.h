@@ -18,8 +18,13 @@ extern "C" {
 /* Runs the collective of ctx->bench->coll. */
 zb_status zb_coll_bench_run(zb_bench_ctx *ctx);
 
+/* Every collective's options: the sweep, with -i/--stepbytes in it. */
+extern const zb_opt_group *const zb_coll_opt_groups[];
+
 /* The benchmark entry of the collective record `def` named `name`. */
-#define ZB_COLL_BENCH(name, def) {name, zb_coll_bench_run, &def}
+#define ZB_COLL_BENCH(name_, def_)                                                                  \
+    {.name = name_, .groups = zb_coll_opt_groups, .flags = ZB_BENCH_SWEEP_HEADER,                  \
+     .run = zb_coll_bench_run, .coll = &def_}
 
 /* Times def->direct, blocking, from this thread (coll_direct.c): the
  * baseline --compare-direct times. */
