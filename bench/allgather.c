@@ -1,19 +1,35 @@
-/* zerobench allgather: nccl-tests' all_gather_perf on the zerobench harness.
- * A sweep size is the gathered (receive) buffer: count per rank = size/(n*e). */
+/* zerobench allgather: nccl-tests' all_gather_perf on the zerobench harness,
+ * as one collective record (coll.h). A sweep size is the gathered (receive)
+ * buffer: count per rank = size/(n*e). */
 #include "coll_bench.h"
 
-static size_t allgather_count(uint64_t size_bytes, size_t e, int n) {
-    return (size_t)(size_bytes / ((uint64_t)e * (uint64_t)n));
+static double allgather_busbw_factor(int n) { return ((double)n - 1.0) / (double)n; }
+
+/* Rank r's block of recv is rank r's input. */
+static float allgather_expected(const zb_coll_args *a, size_t j) {
+    return zb_coll_value(a->seed, (int)(j / a->count), j % a->count);
 }
 
-static void allgather_place(zb_coll_args *a, void *buf_a, void *buf_b) {
-    size_t e = zb_dtype_size(a->dtype);
-    a->recv = buf_b;
-    a->send = a->in_place ? (char *)buf_b + (size_t)a->rank * a->count * e : buf_a;
+static zb_status allgather_issue(zb_comm *c, zb_stream *s, const zb_coll_args *a, const char *label) {
+    return zb_comm_allgather(c, s, a->send, a->recv, a->count, a->dtype, label, -1);
 }
 
-static const zb_coll_def allgather_def = {ZB_COLL_ALLGATHER, allgather_count, allgather_place};
+static int allgather_direct(const zb_coll_args *a, MPI_Comm comm) {
+    int n = (int)a->count;
+    return MPI_Allgather(a->in_place ? MPI_IN_PLACE : a->send, n, MPI_FLOAT, a->recv, n, MPI_FLOAT, comm);
+}
 
-static zb_status allgather_run(zb_bench_ctx *ctx) { return zb_coll_bench_run(ctx, &allgather_def); }
+static const zb_coll_def allgather_def = {
+    .name = "allgather",
+    .kind = ZB_COLL_ALLGATHER,
+    .redop = "none",
+    .send_per_rank = false,
+    .recv_per_rank = true,
+    .busbw_factor = allgather_busbw_factor,
+    .sent_bytes = zb_coll_sent_bytes,
+    .expected = allgather_expected,
+    .issue = allgather_issue,
+    .direct = allgather_direct,
+};
 
-const zb_bench zb_bench_allgather = {ZB_CMD_ALLGATHER, "allgather", allgather_run};
+const zb_bench zb_bench_allgather = ZB_COLL_BENCH("allgather", allgather_def);

@@ -2,9 +2,9 @@
  *
  * main builds one zb_bench_ctx (config, device, streams, comm, topology,
  * peak FLOP/s, the report) and calls the plug-in registered for the
- * subcommand. A plug-in prints its table on rank 0, adds one JSON run per
- * row to the report, and counts wrong elements; it returns a status and
- * never exits. */
+ * subcommand (bench_list.h). A plug-in prints its table on rank 0, adds one
+ * JSON run per row to the report, and counts wrong elements; it returns a
+ * status and never exits. */
 #ifndef ZB_BENCH_H
 #define ZB_BENCH_H
 
@@ -13,6 +13,8 @@
 
 #include "backend_select.h"
 #include "bench_config.h"
+#include "bench_list.h"
+#include "bench_opts.h"
 #include "comm.h"
 #include "device.h"
 #include "mpi_boot.h"
@@ -23,7 +25,11 @@
 extern "C" {
 #endif
 
+struct zb_bench;
+struct zb_coll_def;
+
 typedef struct zb_bench_ctx {
+    const struct zb_bench *bench; /* the plug-in being run */
     const zb_config *cfg;
     zb_topology topo;
     zb_device *dev;
@@ -40,10 +46,28 @@ typedef struct zb_bench_ctx {
     int64_t wrong;           /* wrong elements over all checks, all ranks */
 } zb_bench_ctx;
 
+/* zb_bench.flags */
+enum {
+    ZB_BENCH_ALWAYS_TRACE = 1u << 0, /* traces every op even without --trace (measures from the trace) */
+    ZB_BENCH_SWEEP_HEADER = 1u << 1, /* the header prints the sweep line (dtype, iters, warmup, ...) */
+};
+
+/* A benchmark: everything the CLI and main need to know about a command. */
 typedef struct zb_bench {
-    zb_command command;
-    const char *name;
+    const char *name; /* the subcommand */
+    /* Its option groups, NULL-terminated, in --help order; the options
+     * every command takes follow them (harness/cli/cli.c). */
+    const zb_opt_group *const *groups;
+    /* Its defaults over zb_config_defaults, set before the flags; NULL: none. */
+    void (*defaults)(zb_config *cfg);
+    /* Its combination check, after its groups' (bench_opts.h); NULL: none. */
+    zb_status (*check)(zb_config *cfg, const zb_opt_seen *seen);
+    unsigned flags; /* ZB_BENCH_* */
+    /* Needs a FLOP peak (NULL: does not): the dtype it computes in, given
+     * the device's default parameter dtype. */
+    zb_dtype (*peak_dtype)(const zb_config *cfg, zb_dtype device_default);
     zb_status (*run)(zb_bench_ctx *ctx);
+    const struct zb_coll_def *coll; /* a collective's record (coll.h); NULL otherwise */
 } zb_bench;
 
 /* The plug-in for a subcommand, or NULL. */
@@ -56,11 +80,9 @@ zb_status zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds, double *
 zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out);
 
 /* Every benchmark's plug-in, defined in its own file. */
-extern const zb_bench zb_bench_allgather;
-extern const zb_bench zb_bench_reducescatter;
-extern const zb_bench zb_bench_allreduce;
-extern const zb_bench zb_bench_gemm;
-extern const zb_bench zb_bench_step;
+#define ZB_BENCH_DECLARE(id, name) extern const zb_bench zb_bench_##name;
+ZB_BENCH_LIST(ZB_BENCH_DECLARE)
+#undef ZB_BENCH_DECLARE
 
 #ifdef __cplusplus
 }

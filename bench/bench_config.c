@@ -1,15 +1,7 @@
-/* The run configuration's defaults and the names of the subcommands
- * (bench_config.h). */
+/* The run configuration's defaults (bench_config.h). */
 #include "bench_config.h"
 
 #include <string.h>
-
-static const char *const zb_command_names[ZB_CMD_COUNT] = {
-    "step", "allgather", "reducescatter", "allreduce", "gemm"};
-
-const char *zb_command_name(zb_command c) {
-    return (c >= 0 && c < ZB_CMD_COUNT) ? zb_command_names[c] : "unknown";
-}
 
 void zb_config_defaults(zb_config *cfg) {
     memset(cfg, 0, sizeof *cfg);

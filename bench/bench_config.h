@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bench_list.h"
 #include "dtype.h"
 #include "engine.h"
 #include "status.h"
@@ -14,15 +15,13 @@
 extern "C" {
 #endif
 
-typedef enum zb_command {
-    ZB_CMD_STEP = 0, /* the default: the ZeRO-3 step benchmark */
-    ZB_CMD_ALLGATHER,
-    ZB_CMD_REDUCESCATTER,
-    ZB_CMD_ALLREDUCE,
-    ZB_CMD_GEMM,
-    ZB_CMD_COUNT
-} zb_command;
+/* A subcommand: its benchmark's index in the registry (bench_list.h);
+ * ZB_CMD_STEP, the first, is the default. */
+#define ZB_CMD_ENUM_ENTRY(id, name) ZB_CMD_##id,
+typedef enum zb_command { ZB_BENCH_LIST(ZB_CMD_ENUM_ENTRY) ZB_CMD_COUNT } zb_command;
+#undef ZB_CMD_ENUM_ENTRY
 
+/* The subcommand's name (its benchmark's), or "unknown" (registry.c). */
 const char *zb_command_name(zb_command c);
 
 #define ZB_MAX_SHAPES 64
@@ -86,7 +85,7 @@ typedef struct zb_config {
     char hw[128]; /* profile name; "" = the backend's default */
     double peak_gflops; /* 0 = from the profile, or measured on cpu */
     int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
-    bool malloc_keep;   /* keep freed memory in glibc (REFERENCE.md) */
+    bool malloc_keep;   /* keep freed memory in glibc (harness/cli/main.c) */
     bool gpu_trace;     /* CUPTI on cuda (off: trace metrics not measured) */
 
     /* launch */

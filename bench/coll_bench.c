@@ -16,6 +16,29 @@
 
 #define ZB_COLL_SEED 0x5eedULL
 
+/* ---- options: the sweep, and -i (the collectives' own) ---------------------- */
+
+#define TB 1099511627776.0 /* 1T: the largest size a flag takes */
+
+static const zb_opt opt_stepbytes = {"stepbytes", 'i', ZB_OPT_SIZE, ZB_OPT_FIELD(step_bytes), 1, TB,
+                                     "add this many bytes each step instead of -f"};
+
+/* nccl-tests' -f and -i exclude each other; -i replaces the factor. */
+static zb_status check_step(zb_config *cfg, const zb_opt_seen *seen) {
+    bool gave_i = zb_opt_given(seen, &opt_stepbytes);
+    if (gave_i && zb_opt_given(seen, &zb_opt_stepfactor)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
+    }
+    if (gave_i) cfg->step_factor = 0;
+    return ZB_OK;
+}
+
+static const zb_opt *const step_opts[] = {&opt_stepbytes, NULL};
+static const zb_opt_group coll_step = {step_opts, check_step};
+const zb_opt_group *const zb_coll_opt_groups[] = {&zb_opts_sweep_range, &coll_step, &zb_opts_sweep_run, NULL};
+
+/* ---- the benchmark ---------------------------------------------------------- */
+
 typedef struct coll_row {
     double seconds;
     double algbw_gbps, busbw_gbps;
@@ -23,20 +46,7 @@ typedef struct coll_row {
 } coll_row;
 
 static zb_status issue(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a) {
-    zb_comm *c = ctx->comm;
-    const char *name = zb_coll_name(def->kind);
-    switch (def->kind) {
-    case ZB_COLL_ALLGATHER:
-        return zb_comm_allgather(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype, name, -1);
-    case ZB_COLL_REDUCESCATTER:
-        return zb_comm_reducescatter(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype,
-                                     name, -1);
-    case ZB_COLL_ALLREDUCE:
-        return zb_comm_allreduce(c, ctx->comm_stream, a->send, a->recv, a->count, a->dtype, name, -1);
-    case ZB_COLL_BARRIER:
-    case ZB_COLL_COUNT: break;
-    }
-    return ZB_FAIL(ZB_ERR_INTERNAL, "no collective %d", (int)def->kind);
+    return def->issue(ctx->comm, ctx->comm_stream, a, def->name);
 }
 
 static zb_status timed_loop(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a,
@@ -52,22 +62,14 @@ static zb_status timed_loop(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     return ZB_OK;
 }
 
-/* Elements of a rank's input and output buffers for this collective. */
-static size_t input_elems(const zb_coll_def *def, const zb_coll_args *a) {
-    return def->kind == ZB_COLL_REDUCESCATTER ? a->count * (size_t)a->n_ranks : a->count;
-}
-static size_t output_elems(const zb_coll_def *def, const zb_coll_args *a) {
-    return def->kind == ZB_COLL_ALLGATHER ? a->count * (size_t)a->n_ranks : a->count;
-}
-
 /* Seeded input, written on the host and copied to the device buffer: the
  * same path for host (cpu) and device (cuda) memory. */
 static zb_status load_input(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a, void *host) {
     zb_coll_args h = *a;
     h.send = host;
-    zb_coll_init_input(def, &h);
+    zb_coll_fill_input(def, &h);
     zb_op_info info = {ZB_OP_COPY, "load_input", -1, 0, 0};
-    size_t bytes = input_elems(def, a) * zb_dtype_size(a->dtype);
+    size_t bytes = zb_coll_send_elems(def, a->count, a->n_ranks) * zb_dtype_size(a->dtype);
     ZB_TRY(ctx->dev->ops->memcpy_async(ctx->comm_stream, a->send, host, bytes, &info));
     return zb_comm_wait(ctx->comm, ctx->comm_stream, "load_input", -1);
 }
@@ -77,7 +79,7 @@ static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     ZB_TRY(load_input(ctx, def, a, host));
     ZB_TRY(issue(ctx, def, a));
     zb_op_info info = {ZB_OP_COPY, "read_output", -1, 0, 0};
-    size_t bytes = output_elems(def, a) * zb_dtype_size(a->dtype);
+    size_t bytes = zb_coll_recv_elems(def, a->count, a->n_ranks) * zb_dtype_size(a->dtype);
     ZB_TRY(ctx->dev->ops->memcpy_async(ctx->comm_stream, host, a->recv, bytes, &info));
     ZB_TRY(zb_comm_wait(ctx->comm, ctx->comm_stream, "read_output", -1));
     zb_coll_args h = *a;
@@ -92,8 +94,8 @@ static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args
     double local = 0.0;
     ZB_TRY(timed_loop(ctx, def, a, &local));
     ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
-    row->algbw_gbps = zb_algbw_gbps(def->kind, a->count, e, a->n_ranks, row->seconds);
-    row->busbw_gbps = zb_busbw_gbps(def->kind, a->count, e, a->n_ranks, row->seconds);
+    row->algbw_gbps = zb_gbps((double)zb_coll_size_bytes(def, a->count, e, a->n_ranks), row->seconds);
+    row->busbw_gbps = row->algbw_gbps * def->busbw_factor(a->n_ranks);
     row->wrong = -1;
     if (ctx->cfg->check) ZB_TRY(check_once(ctx, def, a, host, &row->wrong));
     return ZB_OK;
@@ -102,7 +104,7 @@ static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args
 static void add_json_run(zb_bench_ctx *ctx, const zb_coll_def *def, uint64_t size_bytes,
                          const zb_coll_args *a, const coll_row *row, double direct_s) {
     json_t *run = json_object();
-    json_object_set_new(run, "bench", json_string(zb_coll_name(def->kind)));
+    json_object_set_new(run, "bench", json_string(def->name));
     json_object_set_new(run, "size_bytes", json_integer((json_int_t)size_bytes));
     json_object_set_new(run, "count", json_integer((json_int_t)a->count));
     json_object_set_new(run, "dtype", json_string(zb_dtype_name(a->dtype)));
@@ -173,13 +175,13 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
         for (int ip = 0; ip < 2; ip++) {
             zb_coll_args *x = &a[ip];
             memset(x, 0, sizeof *x);
-            x->count = def->count_for(size, e, ctx->topo.n_ranks);
+            x->count = zb_coll_count_for(def, size, e, ctx->topo.n_ranks);
             x->dtype = cfg->dtype;
             x->rank = ctx->topo.rank;
             x->n_ranks = ctx->topo.n_ranks;
             x->in_place = ip == 1;
             x->seed = ZB_COLL_SEED + size;
-            def->place(x, buf_a, buf_b);
+            zb_coll_place(def, x, buf_a, buf_b);
             ZB_TRY(run_one(ctx, def, x, host, &rows[ip]));
             *busbw_sum += rows[ip].busbw_gbps;
             ++*n_rows;
@@ -190,14 +192,13 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             ZB_TRY(zb_coll_direct_time(def, &a[0], cfg->iters, cfg->warmup_iters, &direct_s));
             ZB_TRY(zb_bench_reduce_time(ctx, direct_s, &direct_s));
         }
-        uint64_t used_bytes = def->kind == ZB_COLL_ALLREDUCE ? a[0].count * e
-                                                             : a[0].count * e * (uint64_t)a[0].n_ranks;
+        uint64_t used_bytes = zb_coll_size_bytes(def, a[0].count, e, a[0].n_ranks);
         for (int ip = 0; ip < 2; ip++) add_json_run(ctx, def, used_bytes, &a[ip], &rows[ip], ip == 0 ? direct_s : 0.0);
         zb_table_add_row(t);
         zb_table_set(t, 0, "%llu", (unsigned long long)used_bytes);
         zb_table_set(t, 1, "%llu", (unsigned long long)(used_bytes / e));
         zb_table_set(t, 2, "%s", zb_dtype_name(cfg->dtype));
-        zb_table_set(t, 3, "%s", def->kind == ZB_COLL_ALLGATHER ? "none" : "sum");
+        zb_table_set(t, 3, "%s", def->redop);
         set_result_cells(t, 4, &rows[0]);
         set_result_cells(t, 8, &rows[1]);
         if (cfg->compare_direct) {
@@ -209,8 +210,9 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
     return ZB_OK;
 }
 
-zb_status zb_coll_bench_run(zb_bench_ctx *ctx, const zb_coll_def *def) {
+zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
+    const zb_coll_def *def = ctx->bench->coll;
     if (cfg->compare_direct && cfg->dtype != ZB_DTYPE_F32) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct times float only, not -d %s",
                        zb_dtype_name(cfg->dtype));

@@ -1,36 +1,63 @@
-/* Seeded inputs and exact checks for the collective benchmarks.
- *
- * Element j of rank r's input is a small integer in [-2, 2] drawn from a hash
- * of (seed, r, j). Sums of up to 128 such values stay within bf16's exact
- * integers (|x| <= 256), so float and bf16 results are checked for exact
- * equality whatever order the library adds in; past 128 ranks bf16 sums are
- * compared with a relative tolerance of 2^-7 instead. */
+/* The one generator of exact collective values, and the buffer shape every
+ * collective record derives its sizes and in-place layout from (coll.h). */
 #include <math.h>
 
-#include "coll_bench.h"
-#include "rng.h"
+#include "coll.h"
 #include "dtype_access.h"
+#include "rng.h"
 
-static float seeded_value(uint64_t seed, int rank, size_t j) {
+float zb_coll_value(uint64_t seed, int rank, size_t j) {
     uint64_t h = zb_mix64(seed ^ ((uint64_t)(rank + 1) * 0xC2B2AE3D27D4EB4FULL) ^
                           ((uint64_t)(j + 1) * ZB_GOLDEN_GAMMA));
     return (float)((int)(h % 5u) - 2);
 }
 
-/* Elements of this rank's input buffer. */
-static size_t input_elems(const zb_coll_def *def, const zb_coll_args *a) {
-    return def->kind == ZB_COLL_REDUCESCATTER ? a->count * (size_t)a->n_ranks : a->count;
-}
-
-void zb_coll_init_input(const zb_coll_def *def, const zb_coll_args *a) {
-    size_t n = input_elems(def, a);
-    for (size_t j = 0; j < n; j++) zb_dtype_store(a->send, j, a->dtype, seeded_value(a->seed, a->rank, j));
-}
-
-static float expected_sum(const zb_coll_args *a, size_t j) {
+float zb_coll_sum_value(uint64_t seed, int n_ranks, size_t j) {
     float sum = 0.0f;
-    for (int r = 0; r < a->n_ranks; r++) sum += seeded_value(a->seed, r, j);
+    for (int r = 0; r < n_ranks; r++) sum += zb_coll_value(seed, r, j);
     return sum;
+}
+
+size_t zb_coll_send_elems(const zb_coll_def *def, size_t count, int n_ranks) {
+    return def->send_per_rank ? count * (size_t)n_ranks : count;
+}
+
+size_t zb_coll_recv_elems(const zb_coll_def *def, size_t count, int n_ranks) {
+    return def->recv_per_rank ? count * (size_t)n_ranks : count;
+}
+
+/* Blocks of `count` in the larger buffer. */
+static uint64_t blocks(const zb_coll_def *def, int n_ranks) {
+    return def->send_per_rank || def->recv_per_rank ? (uint64_t)n_ranks : 1;
+}
+
+uint64_t zb_coll_size_bytes(const zb_coll_def *def, size_t count, size_t elem_bytes, int n_ranks) {
+    return (uint64_t)count * elem_bytes * blocks(def, n_ranks);
+}
+
+size_t zb_coll_count_for(const zb_coll_def *def, uint64_t size_bytes, size_t elem_bytes, int n_ranks) {
+    return (size_t)(size_bytes / ((uint64_t)elem_bytes * blocks(def, n_ranks)));
+}
+
+void zb_coll_place(const zb_coll_def *def, zb_coll_args *a, void *buf_a, void *buf_b) {
+    if (!a->in_place) {
+        a->send = buf_a;
+        a->recv = buf_b;
+        return;
+    }
+    size_t block = (size_t)a->rank * a->count * zb_dtype_size(a->dtype);
+    if (def->send_per_rank) { /* recv is this rank's block of send */
+        a->send = buf_a;
+        a->recv = (char *)buf_a + block;
+    } else { /* send is this rank's block of recv, or recv itself */
+        a->recv = buf_b;
+        a->send = def->recv_per_rank ? (char *)buf_b + block : buf_b;
+    }
+}
+
+void zb_coll_fill_input(const zb_coll_def *def, const zb_coll_args *a) {
+    size_t n = zb_coll_send_elems(def, a->count, a->n_ranks);
+    for (size_t j = 0; j < n; j++) zb_dtype_store(a->send, j, a->dtype, zb_coll_value(a->seed, a->rank, j));
 }
 
 static bool matches(float got, float want, const zb_coll_args *a) {
@@ -42,28 +69,7 @@ static bool matches(float got, float want, const zb_coll_args *a) {
 
 int64_t zb_coll_count_wrong(const zb_coll_def *def, const zb_coll_args *a) {
     int64_t wrong = 0;
-    switch (def->kind) {
-    case ZB_COLL_ALLGATHER:
-        for (int r = 0; r < a->n_ranks; r++) {
-            for (size_t j = 0; j < a->count; j++) {
-                float got = zb_dtype_load(a->recv, (size_t)r * a->count + j, a->dtype);
-                wrong += !matches(got, seeded_value(a->seed, r, j), a);
-            }
-        }
-        break;
-    case ZB_COLL_REDUCESCATTER:
-        for (size_t j = 0; j < a->count; j++) {
-            float want = expected_sum(a, (size_t)a->rank * a->count + j);
-            wrong += !matches(zb_dtype_load(a->recv, j, a->dtype), want, a);
-        }
-        break;
-    case ZB_COLL_ALLREDUCE:
-        for (size_t j = 0; j < a->count; j++) {
-            wrong += !matches(zb_dtype_load(a->recv, j, a->dtype), expected_sum(a, j), a);
-        }
-        break;
-    case ZB_COLL_BARRIER:
-    case ZB_COLL_COUNT: break;
-    }
+    size_t n = zb_coll_recv_elems(def, a->count, a->n_ranks);
+    for (size_t j = 0; j < n; j++) wrong += !matches(zb_dtype_load(a->recv, j, a->dtype), def->expected(a, j), a);
     return wrong;
 }

@@ -324,4 +324,48 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
     return st;
 }
 
-const zb_bench zb_bench_gemm = {ZB_CMD_GEMM, "gemm", gemm_run};
+/* ---- options ----------------------------------------------------------------- */
+
+static const zb_opt opt_shape = {"shape", 0, ZB_OPT_SHAPE, 0, 0, 0, 0, "MxNxK; repeat for several shapes"};
+static const zb_opt opt_tokens = {"tokens", 0, ZB_OPT_INT, ZB_OPT_FIELD(tokens), 1, 1e9,
+                                  "M of the --model GEMMs (default batch*seq of the profile)"};
+static const zb_opt *const gemm_opts[] = {&opt_shape, &zb_opt_model, &opt_tokens, NULL};
+static const zb_opt_group gemm_group = {gemm_opts, NULL};
+static const zb_opt_group *const gemm_groups[] = {&zb_opts_sweep_range, &zb_opts_sweep_run, &gemm_group, NULL};
+
+/* The default sweep M=N=K 256..2048, set before the flags so that -b or -e
+ * alone keeps the other bound from this sweep, not the collectives' 32M. */
+static void gemm_defaults(zb_config *cfg) {
+    cfg->min_bytes = 256;
+    cfg->max_bytes = 2048;
+}
+
+/* Shapes come one way only: -b/-e (M=N=K sweep), --shape or --model. */
+static zb_status gemm_check(zb_config *cfg, const zb_opt_seen *seen) {
+    cfg->gemm_sweep_given = zb_opt_given(seen, &zb_opt_minbytes) || zb_opt_given(seen, &zb_opt_maxbytes);
+    int ways = (cfg->n_shapes > 0) + (cfg->model[0] != '\0') + cfg->gemm_sweep_given;
+    if (ways > 1) {
+        return ZB_FAIL(ZB_ERR_INVALID, "gemm takes one of -b/-e (M=N=K sweep), --shape or --model, not several");
+    }
+    if (cfg->max_bytes > (1u << 20)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "gemm -e/--maxbytes %llu: a GEMM dimension is at most 1048576",
+                       (unsigned long long)cfg->max_bytes);
+    }
+    return ZB_OK;
+}
+
+/* GEMM runs in its -d dtype. */
+static zb_dtype gemm_peak_dtype(const zb_config *cfg, zb_dtype device_default) {
+    (void)device_default;
+    return cfg->dtype;
+}
+
+const zb_bench zb_bench_gemm = {
+    .name = "gemm",
+    .groups = gemm_groups,
+    .defaults = gemm_defaults,
+    .check = gemm_check,
+    .flags = ZB_BENCH_SWEEP_HEADER,
+    .peak_dtype = gemm_peak_dtype,
+    .run = gemm_run,
+};

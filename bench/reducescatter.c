@@ -1,22 +1,34 @@
 /* zerobench reducescatter: nccl-tests' reduce_scatter_perf on the zerobench
- * harness. A sweep size is the input buffer: count per rank = size/(n*e). */
+ * harness, as one collective record (coll.h). A sweep size is the input
+ * buffer: count per rank = size/(n*e). */
 #include "coll_bench.h"
 
-static size_t reducescatter_count(uint64_t size_bytes, size_t e, int n) {
-    return (size_t)(size_bytes / ((uint64_t)e * (uint64_t)n));
+static double reducescatter_busbw_factor(int n) { return ((double)n - 1.0) / (double)n; }
+
+/* This rank's block of the sum of every rank's input. */
+static float reducescatter_expected(const zb_coll_args *a, size_t j) {
+    return zb_coll_sum_value(a->seed, a->n_ranks, (size_t)a->rank * a->count + j);
 }
 
-static void reducescatter_place(zb_coll_args *a, void *buf_a, void *buf_b) {
-    size_t e = zb_dtype_size(a->dtype);
-    a->send = buf_a;
-    a->recv = a->in_place ? (char *)buf_a + (size_t)a->rank * a->count * e : buf_b;
+static zb_status reducescatter_issue(zb_comm *c, zb_stream *s, const zb_coll_args *a, const char *label) {
+    return zb_comm_reducescatter(c, s, a->send, a->recv, a->count, a->dtype, label, -1);
 }
 
-static const zb_coll_def reducescatter_def = {ZB_COLL_REDUCESCATTER, reducescatter_count,
-                                              reducescatter_place};
-
-static zb_status reducescatter_run(zb_bench_ctx *ctx) {
-    return zb_coll_bench_run(ctx, &reducescatter_def);
+static int reducescatter_direct(const zb_coll_args *a, MPI_Comm comm) {
+    return MPI_Reduce_scatter_block(a->send, a->recv, (int)a->count, MPI_FLOAT, MPI_SUM, comm);
 }
 
-const zb_bench zb_bench_reducescatter = {ZB_CMD_REDUCESCATTER, "reducescatter", reducescatter_run};
+static const zb_coll_def reducescatter_def = {
+    .name = "reducescatter",
+    .kind = ZB_COLL_REDUCESCATTER,
+    .redop = "sum",
+    .send_per_rank = true,
+    .recv_per_rank = false,
+    .busbw_factor = reducescatter_busbw_factor,
+    .sent_bytes = zb_coll_sent_bytes,
+    .expected = reducescatter_expected,
+    .issue = reducescatter_issue,
+    .direct = reducescatter_direct,
+};
+
+const zb_bench zb_bench_reducescatter = ZB_COLL_BENCH("reducescatter", reducescatter_def);

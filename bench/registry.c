@@ -1,20 +1,27 @@
-/* The benchmark registry and helpers every plug-in shares. */
+/* The benchmark registry (its entries: bench_list.h), the lookups over it,
+ * and helpers every plug-in shares. */
 #include <mpi.h>
 
 #include "bench.h"
+#include "coll.h"
 #include "mpi_wait.h"
 
-static const zb_bench *const zb_benches[] = {
-    &zb_bench_allgather,
-    &zb_bench_reducescatter,
-    &zb_bench_allreduce,
-    &zb_bench_gemm,
-    &zb_bench_step,
-};
+#define ZB_BENCH_ENTRY(id, name) &zb_bench_##name,
+static const zb_bench *const zb_benches[ZB_CMD_COUNT] = {ZB_BENCH_LIST(ZB_BENCH_ENTRY)};
+#undef ZB_BENCH_ENTRY
 
 const zb_bench *zb_bench_find(zb_command cmd) {
-    for (size_t i = 0; i < sizeof zb_benches / sizeof zb_benches[0]; i++) {
-        if (zb_benches[i]->command == cmd) return zb_benches[i];
+    return (cmd >= 0 && cmd < ZB_CMD_COUNT) ? zb_benches[cmd] : NULL;
+}
+
+const char *zb_command_name(zb_command c) {
+    const zb_bench *b = zb_bench_find(c);
+    return b ? b->name : "unknown";
+}
+
+const zb_coll_def *zb_coll_find(zb_coll kind) {
+    for (int c = 0; c < ZB_CMD_COUNT; c++) {
+        if (zb_benches[c]->coll && zb_benches[c]->coll->kind == kind) return zb_benches[c]->coll;
     }
     return NULL;
 }

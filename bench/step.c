@@ -107,4 +107,62 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     return ZB_OK;
 }
 
-const zb_bench zb_bench_step = {ZB_CMD_STEP, "step", step_run_all};
+/* ---- options ----------------------------------------------------------------- */
+
+#define STEP_OPT(name, kind, field, lo, hi, help) \
+    static const zb_opt opt_##field = {name, 0, kind, ZB_OPT_FIELD(field), lo, hi, help}
+#define STEP_CHOICE(name, field, help, choices) \
+    static const zb_opt opt_##field = {name, 0, ZB_OPT_CHOICE, ZB_OPT_FIELD(field), 0, 0, help, choices}
+
+STEP_CHOICE("mode", mode, "sync, prefetch, or both side by side", "sync|prefetch|both");
+STEP_CHOICE("stage", stage, "ZeRO stage: 0 (DDP), 1, 2, 3, or all (side by side)", "0|1|2|3|all");
+STEP_CHOICE("recompute", recompute, "none, or full (keep each unit's input, recompute its forward in backward)",
+            "none|full");
+STEP_OPT("param-dtype", ZB_OPT_DTYPE, param_dtype, 0, 0,
+         "float or bf16: compute-dtype parameters, gathered as such (default: bf16 on cuda, float "
+         "on cpu); master weights and AdamW states stay float");
+STEP_OPT("act-dtype", ZB_OPT_DTYPE, act_dtype, 0, 0,
+         "float or bf16: activations, and the dtype the kernels and GEMMs read and write (math and "
+         "accumulation stay float; default: the --param-dtype; bf16 needs bf16 params)");
+STEP_OPT("grad-reduce-dtype", ZB_OPT_DTYPE, grad_reduce_dtype, 0, 0,
+         "float or bf16: gradients as reduced across ranks (default: the --param-dtype)");
+STEP_OPT("prefetch-depth", ZB_OPT_INT, prefetch_depth, 1, 64, "gathered units alive ahead of use in prefetch mode");
+STEP_OPT("steps", ZB_OPT_INT, steps, 1, 1e6, "measured training steps");
+STEP_OPT("warmup", ZB_OPT_INT, warmup_steps, 0, 1e6, "untimed steps before the measured ones");
+STEP_OPT("layers", ZB_OPT_INT, layers, 1, 1 << 20, "override the model's number of layers");
+STEP_OPT("dim", ZB_OPT_INT, dim, 1, 1 << 20, "override the model dimension");
+STEP_OPT("heads", ZB_OPT_INT, heads, 1, 1 << 16, "override the number of attention heads");
+STEP_OPT("kv-heads", ZB_OPT_INT, kv_heads, 1, 1 << 16, "override the number of key/value heads");
+STEP_OPT("head-dim", ZB_OPT_INT, head_dim, 1, 1 << 16, "override the head dimension");
+STEP_OPT("ffn-dim", ZB_OPT_INT, ffn_dim, 1, 1 << 22, "override the SwiGLU hidden dimension");
+STEP_OPT("vocab", ZB_OPT_INT, vocab, 2, 1 << 24, "override the vocabulary size");
+STEP_OPT("seq", ZB_OPT_INT, seq, 1, 1 << 22, "override the sequence length");
+STEP_OPT("batch", ZB_OPT_INT, batch, 1, 1 << 20, "override the micro-batch per rank");
+STEP_OPT("lr", ZB_OPT_REAL, lr, 1e-12, 1e30, "AdamW learning rate (any positive number)");
+STEP_OPT("seed", ZB_OPT_INT, seed, 0, 9e15, "seed of the initialization and the data");
+STEP_CHOICE("flops", flops_causal, "attention FLOPs convention for MFU: full (torchtitan, PaLM) or causal (Megatron)",
+            "full|causal");
+
+static const zb_opt *const step_opts[] = {
+    &zb_opt_model, &opt_mode, &opt_stage, &opt_recompute, &opt_param_dtype, &opt_act_dtype,
+    &opt_grad_reduce_dtype, &opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &opt_layers, &opt_dim,
+    &opt_heads, &opt_kv_heads, &opt_head_dim, &opt_ffn_dim, &opt_vocab, &opt_seq, &opt_batch, &opt_lr,
+    &opt_seed, &opt_flops_causal, NULL};
+static const zb_opt_group step_group = {step_opts, NULL};
+static const zb_opt_group *const step_groups[] = {&step_group, NULL};
+
+/* The step computes in its activations' dtype. */
+static zb_dtype step_peak_dtype(const zb_config *cfg, zb_dtype device_default) {
+    zb_dtype param, act, grad;
+    zb_config_step_dtypes(cfg, device_default, &param, &act, &grad);
+    return act;
+}
+
+/* It measures overlap from the trace, so it always traces. */
+const zb_bench zb_bench_step = {
+    .name = "step",
+    .groups = step_groups,
+    .flags = ZB_BENCH_ALWAYS_TRACE,
+    .peak_dtype = step_peak_dtype,
+    .run = step_run_all,
+};

@@ -3,9 +3,10 @@
  * tests/mpi/test_collectives_staged.c).
  *
  * Values: every input and every expected result comes from
- * zb_coll_input / zb_coll_expected below, the only code that reads
- * coll_values.h, so moving to another generator of exact collective values
- * is one edit here.
+ * zb_coll_input / zb_coll_expected below, over the benchmarks' own
+ * generator of exact collective values (zb_coll_value, bench/coll.h):
+ * small integers, so sums over ranks are exact in float and bf16 whatever
+ * order the library adds in.
  *
  * Layout: one device allocation per collective, send and recv placed per
  * comm.h (in place or not), GUARD elements around them. Before the op the
@@ -27,25 +28,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_values.h"
+#include "coll.h"
 #include "comm.h"
 #include "device.h"
 #include "dtype_access.h"
 #include "zb_test.h"
 
 #define ZB_COLL_GUARD 5
-/* Not an input and not a sum of inputs over <= 16 ranks (|v| <= 8 each). */
+/* Not an input and not a sum of inputs over <= 128 ranks (|v| <= 2 each). */
 #define ZB_COLL_SENTINEL 999.0f
+/* The seed of every test's values. */
+#define ZB_COLL_TEST_SEED 0x7e57ULL
 
 /* Rank r's input element j (of its send buffer). */
-static inline float zb_coll_input(int rank, size_t j) { return zb_test_value(rank, j); }
+static inline float zb_coll_input(int rank, size_t j) { return zb_coll_value(ZB_COLL_TEST_SEED, rank, j); }
 
 /* Element j of rank `rank`'s recv buffer after `kind` over n ranks with
  * per-rank (all-gather, reduce-scatter) or total (all-reduce) `count`. */
 static inline float zb_coll_expected(zb_coll kind, size_t count, int rank, int n, size_t j) {
     if (kind == ZB_COLL_ALLGATHER) return zb_coll_input((int)(j / count), j % count);
     size_t at = kind == ZB_COLL_REDUCESCATTER ? (size_t)rank * count + j : j;
-    return zb_test_sum_over_ranks(n, at);
+    return zb_coll_sum_value(ZB_COLL_TEST_SEED, n, at);
 }
 
 typedef struct zb_coll_bufs {

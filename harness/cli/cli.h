@@ -2,8 +2,10 @@
  * configuration (bench_config.h).
  *
  * zb_cli_parse is pure (no output, no exit), so it is unit-tested path by
- * path and fuzzed; main prints its one-line message and exits with 2. Every
- * flag is described once, in the table in cli.c, which also drives --help. */
+ * path and fuzzed; main prints its one-line message and exits with 2. The
+ * commands and their flags come from the benchmark registry (bench.h): every
+ * flag is described once, next to the benchmark that takes it (the options
+ * every command takes: in cli.c), and the same description drives --help. */
 #ifndef ZB_CLI_H
 #define ZB_CLI_H
 

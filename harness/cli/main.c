@@ -104,7 +104,7 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
 }
 
 /* glibc keeps freed memory when asked: Open MPI's reduction temporaries then
- * stop costing page faults on every call (REFERENCE.md). Reported in meta. */
+ * stop costing page faults on every call. Reported in meta. */
 static void apply_malloc_policy(bool keep) {
     if (!keep) return;
     mallopt(M_MMAP_MAX, 0);
@@ -121,15 +121,10 @@ static int relaunch(const zb_config *cfg, int argc, char **argv) {
     return rc;
 }
 
+/* The peak in the dtype the benchmark computes in (its entry says). */
 static void set_peak(zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
-    /* GEMM runs in its -d dtype, the step in its activations' dtype. */
-    bool bf16 = cfg->command == ZB_CMD_GEMM && cfg->dtype == ZB_DTYPE_BF16;
-    if (cfg->command == ZB_CMD_STEP) {
-        zb_dtype param, act, grad;
-        zb_config_step_dtypes(cfg, ctx->backends.device->default_param_dtype, &param, &act, &grad);
-        bf16 = act == ZB_DTYPE_BF16;
-    }
+    bool bf16 = ctx->bench->peak_dtype(cfg, ctx->backends.device->default_param_dtype) == ZB_DTYPE_BF16;
     if (cfg->peak_gflops > 0) {
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
@@ -175,7 +170,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     if (ctx->backends.note[0]) fprintf(ctx->out, "# %s\n", ctx->backends.note);
     fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
-    if (cfg->command != ZB_CMD_STEP) {
+    if (ctx->bench->flags & ZB_BENCH_SWEEP_HEADER) {
         fprintf(ctx->out, "# dtype %s, iters %lld, warmup %lld, check %d, average %d, timeout %g s\n",
                 zb_dtype_name(cfg->dtype), (long long)cfg->iters, (long long)cfg->warmup_iters, cfg->check,
                 (int)cfg->average, cfg->timeout_s);
@@ -260,6 +255,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     zb_bench_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cfg = cfg;
+    ctx.bench = zb_bench_find(cfg->command);
     ctx.hw = *hw;
     zb_status st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
     if (st == ZB_OK) st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
@@ -275,8 +271,8 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     }
     ctx.out = ctx.topo.rank == 0 ? stdout : NULL;
     zb_trace trace;
-    /* The step benchmark measures overlap from the trace, so it always traces. */
-    zb_trace_init(&trace, ctx.topo.rank, cfg->trace_path[0] != '\0' || cfg->command == ZB_CMD_STEP);
+    zb_trace_init(&trace, ctx.topo.rank,
+                  cfg->trace_path[0] != '\0' || (ctx.bench->flags & ZB_BENCH_ALWAYS_TRACE));
     ctx.report = zb_report_new();
     zb_clock_sync sync;
     memset(&sync, 0, sizeof sync);
@@ -296,9 +292,9 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
         json_object_set_new(zb_report_meta(ctx.report), "clock_sync", zb_clock_sync_json(&sync));
     }
-    if (st == ZB_OK && (cfg->command == ZB_CMD_GEMM || cfg->command == ZB_CMD_STEP)) set_peak(&ctx);
+    if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx);
     if (st == ZB_OK) st = print_header(&ctx);
-    if (st == ZB_OK) st = zb_bench_find(cfg->command)->run(&ctx);
+    if (st == ZB_OK) st = ctx.bench->run(&ctx);
     if (st == ZB_OK) st = write_outputs(&ctx, &trace, &sync);
     /* Bad input and a non-finite loss are found alike on every rank: end
      * normally. Anything else may have left ranks inside a collective. */

@@ -1,4 +1,4 @@
-/* Metric formulas shared by every benchmark and report (DESIGN.md §4). */
+/* Metric formulas shared by every benchmark and report (docs/design.md). */
 #ifndef ZB_METRICS_H
 #define ZB_METRICS_H
 
@@ -10,10 +10,11 @@
 extern "C" {
 #endif
 
-/* nccl-tests conventions, GB = 1e9 bytes. `count` is per rank for
- * all-gather and reduce-scatter, the total for all-reduce. */
-double zb_algbw_gbps(zb_coll c, size_t count, size_t elem_bytes, int n_ranks, double seconds);
-double zb_busbw_gbps(zb_coll c, size_t count, size_t elem_bytes, int n_ranks, double seconds);
+/* Bytes per second in GB/s (GB = 1e9 bytes, nccl-tests' convention); 0 for
+ * a time that is not positive. A collective's algorithm bandwidth is its
+ * size over its time; its bus bandwidth scales that by the factor its
+ * record gives (bench/coll.h). */
+double zb_gbps(double bytes, double seconds);
 /* 2*M*N*K floating-point operations. */
 double zb_gemm_flops(double m, double n, double k);
 

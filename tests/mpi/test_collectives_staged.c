@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
+#include "dtype_access.h"
 #include "comm.h"
 #include "comm_mpi.h"
 #include "comm_stage.h"
