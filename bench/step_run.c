@@ -1,7 +1,7 @@
 /* One (stage, schedule) run of the step benchmark and its measurement.
  *
  * Step time is host time around issuing a step until both streams are done,
- * the maximum over ranks, median over the measured steps (DESIGN.md §4).
+ * the maximum over ranks, median over the measured steps (docs/design.md §6).
  * Overlap, exposed comm, compute and comm time come from the trace records
  * each step left on each rank (the comm stream's records are comm), medians
  * over steps and ranks. A NaN or infinite loss stops the run. */

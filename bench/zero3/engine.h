@@ -44,7 +44,7 @@
  * parameters (stages 0-2), through the fp32 working copy when the params
  * are bf16 and the activations float. The
  * engine keeps fp32 master weights apart from the compute-dtype parameters
- * even when both are fp32 (CPU), so the memory ledger has DESIGN.md §4's
+ * even when both are fp32 (CPU), so the memory ledger has docs/design.md §6's
  * shape (p = g = 4, k = 12 for float; p = g = 2 for bf16). After AdamW the
  * master is copied (fp32) or cast (bf16) into the compute-dtype params. */
 #ifndef ZB_ZERO3_ENGINE_H
@@ -105,7 +105,7 @@ void zb_engine_unit_shard(const zb_engine *e, int unit, size_t *padded, size_t *
  * memory `dst` (count elements, see zb_engine_unit_shard); stream-synced. */
 zb_status zb_engine_read_shard(zb_engine *e, int unit, float *dst);
 
-/* The bytes DESIGN.md's formulas say each tag must peak at, and the comm
+/* The bytes the formulas of docs/design.md §6 say each tag must peak at, and the comm
  * bytes per step, for this configuration (engine_ledger.c). */
 void zb_engine_expected_peaks(const zb_engine *e, size_t peak_bytes[ZB_MEM_TAG_COUNT]);
 uint64_t zb_engine_expected_comm_bytes(const zb_engine *e);

@@ -25,7 +25,7 @@ struct zb_engine {
     size_t *shard;           /* [n_units] padded / n */
     size_t max_padded;
 
-    /* Per unit (DESIGN.md §4 ledger; see engine.h for which are full).
+    /* Per unit (docs/design.md §6 ledger; see engine.h for which are full).
      * param and the pslot ring hold cfg.param_dtype elements, grad and the
      * gslot ring cfg.grad_dtype elements; master, m, v are fp32. */
     void **param, **grad;

@@ -1,6 +1,6 @@
 /* What the engine's memory and traffic must be, from the configuration
  * alone: the per-tag peaks its allocations add up to (engine.h lists them)
- * and the comm bytes per step of DESIGN.md §4's formula. The tests compare
+ * and the comm bytes per step of docs/design.md §6's formula. The tests compare
  * the device's measured peaks and the comm's counted bytes with these. */
 #include <stdlib.h>
 #include <string.h>

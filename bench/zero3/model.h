@@ -131,7 +131,7 @@ bool zb_model_decays(const zb_unit_layout *layout, size_t i);
 void zb_model_init_unit(const zb_model_cfg *cfg, int unit, float *dst, size_t begin, size_t end);
 
 /* Parameters that take part in a matrix product: every linear weight and
- * the LM head; not the embedding table, not the norm weights (DESIGN.md §4
+ * the LM head; not the embedding table, not the norm weights (docs/design.md §6
  * N_matmul). */
 double zb_model_matmul_params(const zb_model_cfg *cfg);
 /* Every parameter (sum of the units' numel). */

@@ -186,7 +186,7 @@ zb_status zb_unit_backward(const zb_unit_ctx *ctx, int unit, const void *params,
 
 /* Forward FLOPs of one unit for B sequences: 2 * N * (matmul parameters of
  * the unit) + 4 * B * H * T * T * D for a layer's attention (the full
- * T x T matrix, DESIGN.md §4); 0 for the embedding. */
+ * T x T matrix, docs/design.md §6); 0 for the embedding. */
 double zb_unit_forward_flops(const zb_model_cfg *cfg, int unit, int B);
 /* Backward FLOPs as issued: twice the forward, plus, for a recomputing
  * layer, the re-run forward without the w_down product (hardware FLOPs). */

@@ -1,4 +1,4 @@
-/* Aligns the ranks' harness clocks for the trace (DESIGN.md §2, §5).
+/* Aligns the ranks' harness clocks for the trace (docs/design.md §3, §7).
  *
  * Each machine's CLOCK_MONOTONIC has its own origin, so records of ranks on
  * different nodes cannot be compared as they are. At startup

@@ -1,4 +1,4 @@
-/* Run metadata: the "meta" object of every JSON report (DESIGN.md §5).
+/* Run metadata: the "meta" object of every JSON report (docs/design.md §7).
  *
  * zb_meta_collect fills, on every rank:
  *   zerobench_version, git_describe   (compiled in: ZB_VERSION, ZB_GIT_DESCRIBE)

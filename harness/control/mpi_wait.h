@@ -1,6 +1,6 @@
 /* Bounded waits on MPI requests, and the bounded collectives built on them.
  *
- * Communication never hangs forever (DESIGN.md §6), and a blocking MPI call
+ * Communication never hangs forever (docs/design.md §8), and a blocking MPI call
  * cannot be bounded: so every collective the harness makes (bench/
  * coll_direct.c's timed baseline aside) is started non-blocking and polled
  * here with MPI_Test until it completes or its timeout (--timeout) passes.

@@ -1,5 +1,5 @@
 /* Model and hardware FLOPs per token of a LLaMA-style transformer, and MFU
- * (DESIGN.md §4).
+ * (docs/design.md §6).
  *
  * Model FLOPs per token (one forward and one backward, 1 + 2 passes):
  *   full   : 6 * N_matmul + 12 * L * d_attn * s   (torchtitan, PaLM)

@@ -1,4 +1,4 @@
-/* The ZeRO ledger (DESIGN.md §4): static model-state bytes per rank and the
+/* The ZeRO ledger (docs/design.md §6): static model-state bytes per rank and the
  * bytes each rank sends per step, for stages 0 (DDP) to 3.
  *
  * Φ = parameters after padding, n = ranks, p = bytes of a parameter as

@@ -1,4 +1,4 @@
-/* The report document and its writers: JSON and CSV (DESIGN.md §5).
+/* The report document and its writers: JSON and CSV (docs/design.md §7).
  *
  * A zb_report holds one jansson document
  *

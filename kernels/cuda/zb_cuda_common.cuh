@@ -5,7 +5,7 @@
  * - Row kernels use one block of ZB_CUDA_ROW_THREADS (a power of two) per
  *   row and the shared-memory tree reductions below, in fp32. The tree is
  *   fixed by blockDim, so a reduction is deterministic run to run.
- * - Every launcher checks its launch with cudaGetLastError (DESIGN.md §6).
+ * - Every launcher checks its launch with cudaGetLastError (docs/design.md §8).
  * - Storage (harness/device/kernels.h, "Storage dtype"): a kernel that reads or
  *   writes activations or weights is a template over their storage type S,
  *   float or zb_bf16, and touches them only through zb_ld / zb_st: zb_ld

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the real zerobench binary ($ZB) on bad input and checks DESIGN.md §6:
+# Runs the real zerobench binary ($ZB) on bad input and checks docs/design.md §8:
 # exit code 2, exactly one line on stderr that starts with "zerobench: " and
 # names the flag, nothing on stdout, and no output file left behind. Then
 # checks that --help exits 0 and lists the flags, and that a valid tiny run

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The step benchmark end to end on 2 ranks: --mode both prints the side-by-side
-# table and writes one JSON run per schedule with every DESIGN.md metric;
+# table and writes one JSON run per schedule with every metric of docs/design.md §7;
 # sync and prefetch train identically (same losses); sync shows no overlap;
 # counted comm bytes equal the formula and peak memory equals the ledger;
 # --stage all gives 8 runs; --param-dtype bf16 (bf16 activations too, by

@@ -3,7 +3,7 @@
  *    prefetch depth 1 and 2, with and without recomputation);
  *  - every stage matches an unsharded single-process reference that trains
  *    on the same global batch, within the tolerance stated below;
- *  - the comm bytes counted per step equal DESIGN.md §4's formula;
+ *  - the comm bytes counted per step equal docs/design.md §6's formula;
  *  - the peak bytes per memory tag equal what the sharding says;
  *  - in the trace, prefetch issues unit l+1's all-gather before unit l's
  *    forward compute, while sync issues it after and starts it only once
@@ -201,7 +201,7 @@ static void test_memory_ledger(int stage, zb_step_mode mode, int depth) {
         ZB_CHECK_MSG(o.mem.peak_bytes[t] == o.expected_peak[t], "stage %d mode %d: tag %s peak %zu, expected %zu",
                      stage, (int)mode, zb_mem_tag_name((zb_mem_tag)t), o.mem.peak_bytes[t], o.expected_peak[t]);
     }
-    /* The model-state tags against DESIGN.md's ledger (p = g = 4, k = 12). */
+    /* The model-state tags against the ledger of docs/design.md §6 (p = g = 4, k = 12). */
     uint64_t phi = 0;
     for (int u = 0; u < o.n_units; u++) phi += o.padded[u];
     zb_ledger_state ls;
@@ -308,7 +308,7 @@ static void check_bf16_loss(const run_out *o, const float *ref_loss, const char 
     }
 }
 
-/* Comm bytes against DESIGN.md §4 with explicit p and g, per-tag peaks
+/* Comm bytes against docs/design.md §6 with explicit p and g, per-tag peaks
  * against the engine's ledger and the model-state tags against
  * zb_ledger_state_bytes (p, g, k = 12). */
 static void check_bf16_ledger(const run_out *o, int stage, int p, int g, const char *what) {

@@ -1,5 +1,5 @@
 /* The ZeRO ledger (harness/metrics/ledger.h): model-state bytes against the ZeRO
- * paper's Figure 1 and the 70B example (REFERENCE.md, "Ledger anchors"), and
+ * paper's Figure 1 and the 70B example (docs/design.md §10), and
  * comm bytes per step: the closed form (3Φ vs 2Φ) and the exact per-unit form
  * against sums of zb_coll_sent_bytes, as the engine's comm counts them. */
 #include <math.h>

@@ -1,6 +1,6 @@
 /* The CPU device's caching memory pool.
  *
- * The build machines fault fresh pages in slowly (REFERENCE.md: ~12 us per
+ * The build machines fault fresh pages in slowly (docs/design.md §10: ~12 us per
  * 4 KiB page), so a benchmark that allocates and frees per step would measure
  * page faults. Like a GPU framework's caching allocator, the pool keeps freed
  * blocks and hands them out again for the same rounded size; a fresh block is

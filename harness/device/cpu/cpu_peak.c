@@ -2,7 +2,7 @@
  *
  * Ten independent accumulators cover FMA latency (4-5 cycles) times two FMA
  * ports, so the loop runs at the core's FMA throughput, which is the peak
- * that BLAS kernels are measured against (REFERENCE.md: AVX2 = 32 FLOP per
+ * that BLAS kernels are measured against (docs/design.md §10: AVX2 = 32 FLOP per
  * cycle per core). The widest instruction set the CPU has is used. */
 #include "cpu_peak.h"
 

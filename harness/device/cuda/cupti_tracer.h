@@ -1,5 +1,5 @@
 /* CUPTI Activity API tracer: GPU kernels, copies and memsets of this process
- * as zerobench trace records (DESIGN.md §2; issue 4 item 5).
+ * as zerobench trace records (docs/design.md §3, Trace).
  *
  * Plain C header; the implementation is harness/device/cuda/cupti_tracer.c (CUDA
  * builds). Without ZB_HAVE_CUDA every function is a static inline no-op:
