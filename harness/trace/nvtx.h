@@ -1,5 +1,5 @@
 /* NVTX ranges (header-only NVTX3) so a Nsight Systems timeline reads like
- * zerobench's own trace (issue 4 item 6). The engine calls them; with
+ * zerobench's own trace. The engine calls them; with
  * ZB_HAVE_NVTX (CUDA builds) they wrap nvtxRangePushEx/nvtxRangePop from
  * <nvtx3/nvToolsExt.h> (CUDA's include/nvtx3; nothing to link: NVTX3 loads a
  * tool's injection library only when one is attached), otherwise they are
