@@ -6,13 +6,12 @@
  * (nccl-tests times the same way); the per-iteration time is reduced across
  * ranks as -a says. The check runs afterwards on freshly seeded data, never
  * inside the timed loop. */
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_bench.h"
 #include "metrics.h"
-#include "table.h"
+#include "row.h"
 
 #define ZB_COLL_SEED 0x5eedULL
 
@@ -101,62 +100,64 @@ static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args
     return ZB_OK;
 }
 
-static void add_json_run(zb_bench_ctx *ctx, const zb_coll_def *def, uint64_t size_bytes,
-                         const zb_coll_args *a, const coll_row *row, double direct_s) {
-    json_t *run = json_object();
-    json_object_set_new(run, "bench", json_string(def->name));
-    json_object_set_new(run, "size_bytes", json_integer((json_int_t)size_bytes));
-    json_object_set_new(run, "count", json_integer((json_int_t)a->count));
-    json_object_set_new(run, "dtype", json_string(zb_dtype_name(a->dtype)));
-    json_object_set_new(run, "in_place", json_boolean(a->in_place));
-    json_object_set_new(run, "ranks", json_integer(ctx->topo.n_ranks));
-    json_object_set_new(run, "nodes", json_integer(ctx->topo.n_nodes));
-    json_t *m = json_object();
-    json_object_set_new(m, "time_us", zb_json_real_or_null(row->seconds * 1e6));
-    json_object_set_new(m, "algbw_gbps", zb_json_real_or_null(row->algbw_gbps));
-    json_object_set_new(m, "busbw_gbps", zb_json_real_or_null(row->busbw_gbps));
-    json_object_set_new(m, "wrong", row->wrong < 0 ? json_null() : json_integer(row->wrong));
-    if (direct_s > 0) {
-        json_object_set_new(m, "direct_time_us", zb_json_real_or_null(direct_s * 1e6));
-        json_object_set_new(m, "harness_overhead_pct",
-                            zb_json_real_or_null(100.0 * (row->seconds - direct_s) / direct_s));
-    }
-    json_object_set_new(run, "metrics", m);
-    zb_report_add_run(ctx->report, run);
+/* ---- one row per size: the table row and its two JSON runs (row.h) ---------- */
+
+#define RUN_OUT (1u << 0) /* the out-of-place JSON run */
+#define RUN_IN (1u << 1)  /* the in-place one */
+
+/* time, algbw, busbw, #wrong of one placement, into f; returns the count. */
+static int result_fields(zb_field *f, const coll_row *row, unsigned run, const char *group) {
+    zb_field time = {.key = "time_us", .metric = true, .runs = run, .tables = 1, .header = "time", .unit = "us",
+                     .group = group, .kind = ZB_FIELD_REAL, .decimals = 1, .d = row->seconds * 1e6};
+    zb_field alg = {.key = "algbw_gbps", .metric = true, .runs = run, .tables = 1, .header = "algbw", .unit = "GB/s",
+                    .group = group, .kind = ZB_FIELD_REAL, .decimals = 3, .d = row->algbw_gbps};
+    zb_field bus = {.key = "busbw_gbps", .metric = true, .runs = run, .tables = 1, .header = "busbw", .unit = "GB/s",
+                    .group = group, .kind = ZB_FIELD_REAL, .decimals = 3, .d = row->busbw_gbps};
+    zb_field wrong = {.key = "wrong", .metric = true, .runs = run, .tables = 1, .header = "#wrong", .group = group,
+                      .na = "N/A", .kind = ZB_FIELD_INT, .null = row->wrong < 0, .i = row->wrong};
+    f[0] = time;
+    f[1] = alg;
+    f[2] = bus;
+    f[3] = wrong;
+    return 4;
 }
 
-static zb_table *make_table(bool direct) {
-    zb_table *t = zb_table_new();
-    if (!t) return NULL;
-    zb_table_add_column(t, "size", "B", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "count", "elements", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "type", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "redop", "", ZB_ALIGN_RIGHT);
-    for (int g = 0; g < 2; g++) {
-        zb_table_add_column(t, "time", "us", ZB_ALIGN_RIGHT);
-        zb_table_add_column(t, "algbw", "GB/s", ZB_ALIGN_RIGHT);
-        zb_table_add_column(t, "busbw", "GB/s", ZB_ALIGN_RIGHT);
-        zb_table_add_column(t, "#wrong", "", ZB_ALIGN_RIGHT);
+/* One size: out of place (a[0], rows[0]) and in place, and the direct MPI
+ * time when --compare-direct timed it. */
+static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def, const zb_coll_args *a,
+                         const coll_row *rows, double direct_s) {
+    size_t e = zb_dtype_size(a[0].dtype);
+    uint64_t size = zb_coll_size_bytes(def, a[0].count, e, a[0].n_ranks);
+    const char *dtype = zb_dtype_name(a[0].dtype);
+    zb_field f[24] = {
+        {.key = "bench", .kind = ZB_FIELD_TEXT, .s = def->name},
+        {.key = "size_bytes", .tables = 1, .header = "size", .unit = "B", .kind = ZB_FIELD_INT, .i = (int64_t)size},
+        {.tables = 1, .header = "count", .unit = "elements", .kind = ZB_FIELD_INT, .i = (int64_t)(size / e)},
+        {.key = "count", .kind = ZB_FIELD_INT, .i = (int64_t)a[0].count}, /* per rank or total (coll.h) */
+        {.key = "dtype", .tables = 1, .header = "type", .kind = ZB_FIELD_TEXT, .s = dtype},
+        {.tables = 1, .header = "redop", .kind = ZB_FIELD_TEXT, .s = def->redop},
+        {.key = "in_place", .runs = RUN_OUT, .kind = ZB_FIELD_BOOL, .b = false},
+        {.key = "in_place", .runs = RUN_IN, .kind = ZB_FIELD_BOOL, .b = true},
+        {.key = "ranks", .kind = ZB_FIELD_INT, .i = ctx->topo.n_ranks},
+        {.key = "nodes", .kind = ZB_FIELD_INT, .i = ctx->topo.n_nodes},
+    };
+    int n = 10;
+    n += result_fields(&f[n], &rows[0], RUN_OUT, "out-of-place");
+    n += result_fields(&f[n], &rows[1], RUN_IN, "in-place");
+    if (ctx->cfg->compare_direct) {
+        /* In the JSON only when measured (a positive time). */
+        bool timed = direct_s > 0;
+        zb_field time = {.key = timed ? "direct_time_us" : NULL, .metric = true, .runs = RUN_OUT, .tables = 1,
+                         .header = "time", .unit = "us", .group = "direct MPI", .kind = ZB_FIELD_REAL,
+                         .decimals = 1, .d = direct_s * 1e6};
+        zb_field over = {.key = timed ? "harness_overhead_pct" : NULL, .metric = true, .runs = RUN_OUT,
+                         .tables = 1, .header = "overhead", .unit = "%", .group = "direct MPI",
+                         .kind = ZB_FIELD_REAL, .decimals = 1, .sign = true,
+                         .d = 100.0 * (rows[0].seconds - direct_s) / direct_s};
+        f[n++] = time;
+        f[n++] = over;
     }
-    zb_table_add_group(t, "out-of-place", 4, 4);
-    zb_table_add_group(t, "in-place", 8, 4);
-    if (direct) {
-        zb_table_add_column(t, "time", "us", ZB_ALIGN_RIGHT);
-        zb_table_add_column(t, "overhead", "%", ZB_ALIGN_RIGHT);
-        zb_table_add_group(t, "direct MPI", 12, 2);
-    }
-    return t;
-}
-
-static void set_result_cells(zb_table *t, int first, const coll_row *row) {
-    zb_table_set(t, first, "%.1f", row->seconds * 1e6);
-    zb_table_set(t, first + 1, "%.3f", row->algbw_gbps);
-    zb_table_set(t, first + 2, "%.3f", row->busbw_gbps);
-    if (row->wrong < 0) {
-        zb_table_set(t, first + 3, "N/A");
-    } else {
-        zb_table_set(t, first + 3, "%lld", (long long)row->wrong);
-    }
+    return zb_rows_add(out, f, n, 2);
 }
 
 /* The sizes of the sweep, nccl-tests' way: -f multiplies, -i adds. */
@@ -166,7 +167,7 @@ static uint64_t next_size(const zb_config *cfg, uint64_t size) {
 }
 
 static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, void *buf_b, void *host,
-                       zb_table *t, double *busbw_sum, int *n_rows) {
+                       zb_rows *t, double *busbw_sum, int *n_rows) {
     const zb_config *cfg = ctx->cfg;
     size_t e = zb_dtype_size(cfg->dtype);
     for (uint64_t size = cfg->min_bytes; size <= cfg->max_bytes; size = next_size(cfg, size)) {
@@ -192,19 +193,7 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             ZB_TRY(zb_coll_direct_time(def, &a[0], cfg->iters, cfg->warmup_iters, &direct_s));
             ZB_TRY(zb_bench_reduce_time(ctx, direct_s, &direct_s));
         }
-        uint64_t used_bytes = zb_coll_size_bytes(def, a[0].count, e, a[0].n_ranks);
-        for (int ip = 0; ip < 2; ip++) add_json_run(ctx, def, used_bytes, &a[ip], &rows[ip], ip == 0 ? direct_s : 0.0);
-        zb_table_add_row(t);
-        zb_table_set(t, 0, "%llu", (unsigned long long)used_bytes);
-        zb_table_set(t, 1, "%llu", (unsigned long long)(used_bytes / e));
-        zb_table_set(t, 2, "%s", zb_dtype_name(cfg->dtype));
-        zb_table_set(t, 3, "%s", def->redop);
-        set_result_cells(t, 4, &rows[0]);
-        set_result_cells(t, 8, &rows[1]);
-        if (cfg->compare_direct) {
-            zb_table_set(t, 12, "%.1f", direct_s * 1e6);
-            zb_table_set(t, 13, "%+.1f", 100.0 * (rows[0].seconds - direct_s) / direct_s);
-        }
+        ZB_TRY(add_row(ctx, t, def, a, rows, direct_s));
         if (size == UINT64_MAX) break;
     }
     return ZB_OK;
@@ -226,19 +215,19 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
     if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for a %zu-byte staging buffer", bytes);
     zb_status st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_a);
     if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_b);
-    zb_table *t = st == ZB_OK ? make_table(cfg->compare_direct) : NULL;
+    zb_rows *t = st == ZB_OK ? zb_rows_new(ctx->report, 1) : NULL;
     double busbw_sum = 0.0;
     int n_rows = 0;
     if (st == ZB_OK && !t) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
     if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, host, t, &busbw_sum, &n_rows);
     if (st == ZB_OK && ctx->out) {
-        zb_table_print(t, ctx->out, "#");
+        zb_rows_print(t, 0, ctx->out, "#");
         fprintf(ctx->out, "# Out of bounds values : %lld %s\n", (long long)ctx->wrong,
                 ctx->wrong ? "FAILED" : "OK");
         fprintf(ctx->out, "# Avg bus bandwidth    : %.3f GB/s\n",
                 n_rows ? busbw_sum / n_rows : 0.0);
     }
-    zb_table_free(t);
+    zb_rows_free(t);
     zb_dev_free(ctx->dev, buf_b);
     zb_dev_free(ctx->dev, buf_a);
     free(host);

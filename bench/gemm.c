@@ -4,7 +4,7 @@
  * MxNxK (repeatable), or from --model NAME: the forward projections of one
  * layer and the LM head, with M = tokens (batch*seq) and weights stored
  * [out, in] as the model keeps them (C = X W^T). Throughput is 2MNK/t
- * (DESIGN.md §4) against the per-rank peak. The check samples 64 entries of
+ * (docs/design.md) against the per-rank peak. The check samples 64 entries of
  * C against a double-precision dot product, outside the timed loop.
  *
  * --compare-direct also times the same GEMM on the same buffers through the
@@ -12,7 +12,6 @@
  * on cpu cblas_sgemm from this thread, on cuda a direct cuBLASLt call
  * (zb_cuda_gemm_direct_time: its own handle, stream and workspace, timed
  * with cudaEvents). The direct time is per rank, reduced like the harness's. */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@
 #include "bf16.h"
 #include "metrics.h"
 #include "rng.h"
-#include "table.h"
+#include "row.h"
 
 #define GEMM_SAMPLES 64
 
@@ -145,51 +144,48 @@ static zb_status time_direct(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *s
     return ctx->backends.device->gemm_direct_time(ctx->dev, g, cfg->warmup_iters, cfg->iters, seconds);
 }
 
-/* direct_title: the group title over the direct columns; NULL: none. */
-static zb_table *make_table(const char *direct_title) {
-    zb_table *t = zb_table_new();
-    if (!t) return NULL;
-    zb_table_add_column(t, "name", "", ZB_ALIGN_LEFT);
-    zb_table_add_column(t, "M", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "N", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "K", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "type", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "time", "us", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "throughput", "GFLOP/s", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "of peak", "%", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "#wrong", "", ZB_ALIGN_RIGHT);
-    if (direct_title) {
-        zb_table_add_column(t, "time", "us", ZB_ALIGN_RIGHT);
-        zb_table_add_column(t, "overhead", "%", ZB_ALIGN_RIGHT);
-        zb_table_add_group(t, direct_title, 9, 2);
-    }
-    return t;
-}
-
-static void add_json_run(zb_bench_ctx *ctx, const gemm_shape *s, double sec, double pct, int64_t wrong,
-                         double direct_s) {
+/* One shape's row: the table row and its JSON run (row.h). direct_title:
+ * the group title over the direct columns; NULL: none. */
+static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, double sec, double pct,
+                         int64_t wrong, double direct_s, const char *direct_title) {
     char shape[96];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
-    json_t *run = json_object();
-    json_object_set_new(run, "bench", json_string("gemm"));
-    json_object_set_new(run, "name", json_string(s->name));
-    json_object_set_new(run, "shape", json_string(shape));
-    json_object_set_new(run, "dtype", json_string(zb_dtype_name(ctx->cfg->dtype)));
-    json_object_set_new(run, "trans_b", json_boolean(s->trans_b));
-    json_object_set_new(run, "ranks", json_integer(ctx->topo.n_ranks));
-    json_object_set_new(run, "nodes", json_integer(ctx->topo.n_nodes));
-    json_t *m = json_object();
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
-    json_object_set_new(m, "time_us", zb_json_real_or_null(sec * 1e6));
-    json_object_set_new(m, "tflops", zb_json_real_or_null(flops / sec / 1e12));
-    json_object_set_new(m, "pct_peak", zb_json_real_or_null(pct));
-    json_object_set_new(m, "wrong", wrong < 0 ? json_null() : json_integer(wrong));
-    if (direct_s > 0) {
-        json_object_set_new(m, "direct_time_us", zb_json_real_or_null(direct_s * 1e6));
-        json_object_set_new(m, "harness_overhead_pct", zb_json_real_or_null(100.0 * (sec - direct_s) / direct_s));
+    zb_field f[20] = {
+        {.key = "bench", .kind = ZB_FIELD_TEXT, .s = "gemm"},
+        {.key = "name", .tables = 1, .header = "name", .left = true, .kind = ZB_FIELD_TEXT, .s = s->name},
+        {.key = "shape", .kind = ZB_FIELD_TEXT, .s = shape},
+        {.tables = 1, .header = "M", .kind = ZB_FIELD_INT, .i = s->m},
+        {.tables = 1, .header = "N", .kind = ZB_FIELD_INT, .i = s->n},
+        {.tables = 1, .header = "K", .kind = ZB_FIELD_INT, .i = s->k},
+        {.key = "dtype", .tables = 1, .header = "type", .kind = ZB_FIELD_TEXT, .s = zb_dtype_name(ctx->cfg->dtype)},
+        {.key = "trans_b", .kind = ZB_FIELD_BOOL, .b = s->trans_b},
+        {.key = "ranks", .kind = ZB_FIELD_INT, .i = ctx->topo.n_ranks},
+        {.key = "nodes", .kind = ZB_FIELD_INT, .i = ctx->topo.n_nodes},
+        {.key = "time_us", .metric = true, .tables = 1, .header = "time", .unit = "us", .kind = ZB_FIELD_REAL,
+         .decimals = 1, .d = sec * 1e6},
+        {.tables = 1, .header = "throughput", .unit = "GFLOP/s", .kind = ZB_FIELD_REAL, .decimals = 2,
+         .d = flops / sec / 1e9},
+        {.key = "tflops", .metric = true, .kind = ZB_FIELD_REAL, .d = flops / sec / 1e12},
+        {.key = "pct_peak", .metric = true, .tables = 1, .header = "of peak", .unit = "%", .kind = ZB_FIELD_REAL,
+         .decimals = 1, .d = pct},
+        {.key = "wrong", .metric = true, .tables = 1, .header = "#wrong", .na = "N/A", .kind = ZB_FIELD_INT,
+         .null = wrong < 0, .i = wrong},
+    };
+    int n = 15;
+    if (direct_title) {
+        /* In the JSON only when measured (a positive time). */
+        bool timed = direct_s > 0;
+        zb_field time = {.key = timed ? "direct_time_us" : NULL, .metric = true, .tables = 1, .header = "time",
+                         .unit = "us", .group = direct_title, .kind = ZB_FIELD_REAL, .decimals = 1,
+                         .d = direct_s * 1e6};
+        zb_field over = {.key = timed ? "harness_overhead_pct" : NULL, .metric = true, .tables = 1,
+                         .header = "overhead", .unit = "%", .group = direct_title, .kind = ZB_FIELD_REAL,
+                         .decimals = 1, .sign = true, .d = 100.0 * (sec - direct_s) / direct_s};
+        f[n++] = time;
+        f[n++] = over;
     }
-    json_object_set_new(run, "metrics", m);
-    zb_report_add_run(ctx->report, run);
+    return zb_rows_add(out, f, n, 1);
 }
 
 /* Copies n fp32 host values to device buffer dst as `dtype`, rounding the
@@ -267,31 +263,14 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
     return st;
 }
 
-static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_table *t) {
-    const zb_config *cfg = ctx->cfg;
+static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_rows *t, const char *direct_title) {
     double sec = 0.0, direct_s = 0.0;
     int64_t wrong = -1;
     ZB_TRY(measure_shape(ctx, s, &sec, &wrong, &direct_s));
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
     double pct = ctx->peak_flops > 0 ? 100.0 * flops / sec / ctx->peak_flops : NAN;
     if (wrong > 0) ctx->wrong += wrong;
-    add_json_run(ctx, s, sec, pct, wrong, direct_s);
-    zb_table_add_row(t);
-    zb_table_set(t, 0, "%s", s->name);
-    zb_table_set(t, 1, "%lld", (long long)s->m);
-    zb_table_set(t, 2, "%lld", (long long)s->n);
-    zb_table_set(t, 3, "%lld", (long long)s->k);
-    zb_table_set(t, 4, "%s", zb_dtype_name(cfg->dtype));
-    zb_table_set(t, 5, "%.1f", sec * 1e6);
-    zb_table_set(t, 6, "%.2f", flops / sec / 1e9);
-    zb_table_set(t, 7, "%.1f", pct);
-    if (wrong < 0) zb_table_set(t, 8, "N/A");
-    else zb_table_set(t, 8, "%lld", (long long)wrong);
-    if (cfg->compare_direct) {
-        zb_table_set(t, 9, "%.1f", direct_s * 1e6);
-        zb_table_set(t, 10, "%+.1f", 100.0 * (sec - direct_s) / direct_s);
-    }
-    return ZB_OK;
+    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title);
 }
 
 static zb_status gemm_run(zb_bench_ctx *ctx) {
@@ -311,16 +290,16 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
     zb_status st;
     int n = collect_shapes(ctx, shapes, ZB_MAX_SHAPES, &st);
     ZB_TRY(st);
-    zb_table *t = make_table(direct_title);
+    zb_rows *t = zb_rows_new(ctx->report, 1);
     if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
-    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t);
+    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t, direct_title);
     if (st == ZB_OK && ctx->out) {
         fprintf(ctx->out, "# peak %.2f GFLOP/s per rank (%s)\n", ctx->peak_flops / 1e9, ctx->peak_source);
-        zb_table_print(t, ctx->out, "#");
+        zb_rows_print(t, 0, ctx->out, "#");
         fprintf(ctx->out, "# Wrong sampled entries : %lld %s\n", (long long)ctx->wrong,
                 ctx->wrong ? "FAILED" : "OK");
     }
-    zb_table_free(t);
+    zb_rows_free(t);
     return st;
 }
 

@@ -102,9 +102,7 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
             if (modes[i] == ZB_MODE_PREFETCH && i > 0) zb_step_compare(&runs[n_runs - 2], r);
         }
     }
-    zb_step_print(ctx, &plan, runs, n_runs);
-    zb_step_add_json(ctx, &plan, runs, n_runs);
-    return ZB_OK;
+    return zb_step_report(ctx, &plan, runs, n_runs);
 }
 
 /* ---- options ----------------------------------------------------------------- */

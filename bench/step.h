@@ -49,11 +49,12 @@ typedef struct zb_step_plan {
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);
 
 /* Fills hidden_pct and compute_slowdown_pct of a prefetch run from the sync
- * run of the same stage (DESIGN.md §4). */
+ * run of the same stage (docs/design.md). */
 void zb_step_compare(const zb_step_stats *sync, zb_step_stats *prefetch);
 
-void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs);
-void zb_step_add_json(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs);
+/* Adds one JSON run per run to the report and, on rank 0, prints the
+ * comparison and the memory tables (step_report.c). */
+zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs);
 
 #ifdef __cplusplus
 }

@@ -1,25 +1,18 @@
 /* The step benchmark's outputs: the side-by-side table (one row per stage and
  * schedule, with the change against sync), the memory and traffic table
  * (measured per-tag peaks next to the ledger, counted comm bytes next to the
- * formula), and one JSON run per row (DESIGN.md §5 metric names). */
-#include <jansson.h>
+ * formula), and one JSON run per row (docs/design.md's metric names); each
+ * run described once, as one list of fields (row.h) that both tables and
+ * the JSON are written from. */
 #include <math.h>
 #include <string.h>
 
+#include "row.h"
 #include "step.h"
-#include "table.h"
 
 #define MIB (1024.0 * 1024.0)
 
 static const char *mode_name(zb_step_mode m) { return m == ZB_MODE_SYNC ? "sync" : "prefetch"; }
-
-/* A number with `decimals` decimals (and a sign when `sign`), or "n/m"
- * (not measured) for NaN. */
-static void set_num(zb_table *t, int col, int decimals, bool sign, double v) {
-    if (isnan(v)) zb_table_set(t, col, "n/m");
-    else if (sign) zb_table_set(t, col, "%+.*f", decimals, v);
-    else zb_table_set(t, col, "%.*f", decimals, v);
-}
 
 static const zb_step_stats *sync_of(const zb_step_stats *runs, int n_runs, int stage) {
     for (int i = 0; i < n_runs; i++) {
@@ -34,80 +27,147 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
     return 100.0 * (r->step_ms / s->step_ms - 1.0);
 }
 
-static void print_main_table(FILE *f, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
-    static const char *const heads[][2] = {
-        {"stage", ""}, {"mode", ""}, {"step", "ms"}, {"vs sync", "%"}, {"tokens/s", ""}, {"MFU", "%"},
-        {"HFU", "%"}, {"overlap", "%"}, {"exposed comm", "ms"}, {"compute", "ms"}, {"comm", "ms"},
-        {"hidden", "%"}, {"slowdown", "%"}, {"peak mem", "MiB"}, {"comm/step", "MiB"}, {"loss", ""}};
-    zb_table *t = zb_table_new();
-    if (!t) return;
-    for (size_t c = 0; c < sizeof heads / sizeof heads[0]; c++) {
-        zb_table_add_column(t, heads[c][0], heads[c][1], c == 1 ? ZB_ALIGN_LEFT : ZB_ALIGN_RIGHT);
-    }
-    for (int i = 0; i < n_runs; i++) {
-        const zb_step_stats *r = &runs[i];
-        zb_table_add_row(t);
-        zb_table_set(t, 0, "%d", r->stage);
-        zb_table_set(t, 1, "%s", mode_name(r->mode));
-        zb_table_set(t, 2, "%.3f", r->step_ms);
-        if (r->mode == ZB_MODE_SYNC) zb_table_set(t, 3, "-");
-        else set_num(t, 3, 1, true, delta_pct(runs, n_runs, r));
-        zb_table_set(t, 4, "%.0f", r->tokens_per_s);
-        set_num(t, 5, 2, false, r->mfu_pct);
-        if (plan->engine.recompute) set_num(t, 6, 2, false, r->hfu_pct);
-        else zb_table_set(t, 6, "-"); /* no recomputation: HFU = MFU */
-        set_num(t, 7, 1, false, r->overlap_pct);
-        set_num(t, 8, 3, false, r->exposed_comm_ms);
-        set_num(t, 9, 3, false, r->compute_ms);
-        set_num(t, 10, 3, false, r->comm_ms);
-        set_num(t, 11, 1, false, r->hidden_pct);
-        set_num(t, 12, 1, true, r->compute_slowdown_pct);
-        zb_table_set(t, 13, "%.2f", (double)r->peak_bytes / MIB);
-        zb_table_set(t, 14, "%.3f", (double)r->comm_bytes_per_step / MIB);
-        zb_table_set(t, 15, "%.4f", (double)r->loss_last);
-    }
-    zb_table_print(t, f, "#");
-    zb_table_free(t);
+/* ---- one row per run: both tables and its JSON run (row.h) ----------------- */
+
+#define T_MAIN (1u << 0) /* the side-by-side comparison */
+#define T_MEM (1u << 1)  /* memory by tag and traffic */
+#define ROW_FIELDS 96
+
+/* The tags the memory table shows (the step's own; not the comm or bench buffers). */
+static bool tag_in_table(int k) { return k != ZB_MEM_COMM_BUFFER && k != ZB_MEM_BENCH_BUFFER; }
+
+/* A measured metric: JSON real (null when NaN) and, with a header, a main
+ * table column ("n/m", not measured, for NaN). */
+static zb_field metric(const char *key, const char *header, const char *unit, int decimals, double v) {
+    zb_field f = {.key = key, .metric = true, .tables = header ? T_MAIN : 0, .header = header, .unit = unit,
+                  .decimals = decimals, .na = "n/m", .kind = ZB_FIELD_REAL, .d = v};
+    return f;
 }
 
-static void print_memory_table(FILE *f, const zb_step_stats *runs, int n_runs) {
-    zb_table *t = zb_table_new();
-    if (!t) return;
-    zb_table_add_column(t, "stage", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "mode", "", ZB_ALIGN_LEFT);
-    static const zb_mem_tag tags[] = {ZB_MEM_PARAM_SHARD, ZB_MEM_GRAD_SHARD, ZB_MEM_OPTIM_STATE,
-                                      ZB_MEM_GATHERED_PARAM, ZB_MEM_GATHERED_GRAD, ZB_MEM_ACTIVATION,
-                                      ZB_MEM_WORKSPACE};
-    const int n_tags = (int)(sizeof tags / sizeof tags[0]);
-    for (int k = 0; k < n_tags; k++) zb_table_add_column(t, zb_mem_tag_name(tags[k]), "MiB", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "ledger", "", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "comm counted", "B/step", ZB_ALIGN_RIGHT);
-    zb_table_add_column(t, "formula", "B/step", ZB_ALIGN_RIGHT);
-    for (int i = 0; i < n_runs; i++) {
-        const zb_step_stats *r = &runs[i];
-        zb_table_add_row(t);
-        zb_table_set(t, 0, "%d", r->stage);
-        zb_table_set(t, 1, "%s", mode_name(r->mode));
-        bool ledger_ok = true;
-        for (int k = 0; k < n_tags; k++) {
-            zb_table_set(t, 2 + k, "%.3f", (double)r->peak_tag_bytes[tags[k]] / MIB);
-        }
-        for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
-            if (k != ZB_MEM_BENCH_BUFFER && k != ZB_MEM_COMM_BUFFER) {
-                ledger_ok = ledger_ok && r->peak_tag_bytes[k] == r->expected_tag_bytes[k];
-            }
-        }
-        zb_table_set(t, 2 + n_tags, "%s", ledger_ok ? "equal" : "DIFFERS");
-        zb_table_set(t, 3 + n_tags, "%llu", (unsigned long long)r->comm_bytes_per_step);
-        zb_table_set(t, 4 + n_tags, "%llu", (unsigned long long)r->comm_bytes_formula);
-    }
-    zb_table_print(t, f, "#");
-    zb_table_free(t);
+static zb_field json_int(const char *key, const char *parent, bool in_metrics, int64_t v) {
+    zb_field f = {.key = key, .metric = in_metrics, .parent = parent, .kind = ZB_FIELD_INT, .i = v};
+    return f;
 }
 
-void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
+static zb_field json_text(const char *key, const char *v) {
+    zb_field f = {.key = key, .kind = ZB_FIELD_TEXT, .s = v};
+    return f;
+}
+
+/* The run's identity: what it ran, at the JSON run's top level; stage and
+ * mode also lead both tables (pinned: the JSON has mode first). */
+static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *r) {
+    const zb_engine_cfg *e = &plan->engine;
+    const zb_model_cfg *mc = &e->model;
+    int n = 0;
+    f[n++] = json_text("bench", "step");
+    f[n++] = (zb_field){.key = "mode", .tables = T_MAIN | T_MEM, .header = "mode", .left = true, .at = 2,
+                        .kind = ZB_FIELD_TEXT, .s = mode_name(r->mode)};
+    f[n++] = (zb_field){.key = "stage", .tables = T_MAIN | T_MEM, .header = "stage", .at = 1, .kind = ZB_FIELD_INT,
+                        .i = r->stage};
+    f[n++] = json_int("ranks", NULL, false, ctx->topo.n_ranks);
+    f[n++] = json_int("nodes", NULL, false, ctx->topo.n_nodes);
+    f[n++] = json_text("model", plan->model_name);
+    f[n++] = json_text("dtype", zb_dtype_name(e->act_dtype));
+    f[n++] = json_text("act_dtype", zb_dtype_name(e->act_dtype));
+    f[n++] = json_text("param_dtype", zb_dtype_name(e->param_dtype));
+    f[n++] = json_text("grad_reduce_dtype", zb_dtype_name(e->grad_dtype));
+    f[n++] = json_text("recompute", e->recompute ? "full" : "none");
+    f[n++] = json_int("prefetch_depth", NULL, false, e->prefetch_depth);
+    f[n++] = json_text("flops_convention", zb_flops_convention_name(plan->convention));
+    f[n++] = json_text("peak_source", ctx->peak_source);
+    const struct { const char *key; int v; } dims[] = {
+        {"layers", mc->layers}, {"dim", mc->dim}, {"heads", mc->heads}, {"kv_heads", mc->kv_heads},
+        {"head_dim", mc->head_dim}, {"ffn_dim", mc->ffn_dim}, {"vocab", mc->vocab}, {"seq", mc->seq},
+        {"batch", mc->batch}};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) f[n++] = json_int(dims[i].key, "shape", false, dims[i].v);
+    return n;
+}
+
+/* Time, throughput and overlap: the main table and "metrics". */
+static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs,
+                       const zb_step_stats *r) {
+    int n = 0;
+    f[n] = metric("step_time_ms", "step", "ms", 3, r->step_ms);
+    f[n++].na = NULL; /* printed as is */
+    f[n++] = metric("step_time_min_ms", NULL, NULL, 0, r->step_min_ms);
+    f[n++] = metric("step_time_max_ms", NULL, NULL, 0, r->step_max_ms);
+    f[n] = metric("step_time_vs_sync_pct", "vs sync", "%", 1, delta_pct(runs, n_runs, r));
+    f[n].sign = true;
+    if (r->mode == ZB_MODE_SYNC) f[n].cell = "-";
+    n++;
+    f[n] = metric("tokens_per_s", "tokens/s", NULL, 0, r->tokens_per_s);
+    f[n++].na = NULL; /* printed as is */
+    f[n++] = metric("mfu_pct", "MFU", "%", 2, r->mfu_pct);
+    f[n] = metric("hfu_pct", "HFU", "%", 2, r->hfu_pct);
+    if (!plan->engine.recompute) f[n].cell = "-"; /* no recomputation: HFU = MFU */
+    n++;
+    f[n++] = metric("overlap_pct", "overlap", "%", 1, r->overlap_pct);
+    f[n++] = metric("overlap_min_pct", NULL, NULL, 0, r->overlap_min_pct);
+    f[n++] = metric("exposed_comm_ms", "exposed comm", "ms", 3, r->exposed_comm_ms);
+    f[n++] = metric("compute_ms", "compute", "ms", 3, r->compute_ms);
+    f[n++] = metric("comm_ms", "comm", "ms", 3, r->comm_ms);
+    f[n++] = metric("hidden_pct", "hidden", "%", 1, r->hidden_pct);
+    f[n] = metric("compute_slowdown_pct", "slowdown", "%", 1, r->compute_slowdown_pct);
+    f[n++].sign = true;
+    return n;
+}
+
+/* Memory and traffic: the peaks by tag against the ledger (memory table),
+ * counted comm bytes against the formula, and the main table's totals. */
+static int memory_fields(zb_field *f, const zb_step_stats *r) {
+    int n = 0;
+    f[n++] = (zb_field){.key = "peak_mem_bytes", .metric = true, .tables = T_MAIN, .header = "peak mem",
+                        .unit = "MiB", .div = MIB, .decimals = 2, .kind = ZB_FIELD_INT, .i = (int64_t)r->peak_bytes};
+    bool ledger_ok = true;
+    for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
+        const char *tag = zb_mem_tag_name((zb_mem_tag)k);
+        f[n] = json_int(tag, "peak_mem_by_tag_bytes", true, (int64_t)r->peak_tag_bytes[k]);
+        if (tag_in_table(k)) {
+            f[n].tables = T_MEM;
+            f[n].header = tag;
+            f[n].unit = "MiB";
+            f[n].div = MIB;
+            f[n].decimals = 3;
+            ledger_ok = ledger_ok && r->peak_tag_bytes[k] == r->expected_tag_bytes[k];
+        }
+        n++;
+    }
+    for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
+        f[n++] = json_int(zb_mem_tag_name((zb_mem_tag)k), "ledger_by_tag_bytes", true, (int64_t)r->expected_tag_bytes[k]);
+    }
+    f[n++] = (zb_field){.tables = T_MEM, .header = "ledger", .kind = ZB_FIELD_TEXT, .s = ledger_ok ? "equal" : "DIFFERS"};
+    f[n++] = (zb_field){.key = "comm_bytes_per_step", .metric = true, .tables = T_MEM, .header = "comm counted",
+                        .unit = "B/step", .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_per_step};
+    f[n++] = (zb_field){.tables = T_MAIN, .header = "comm/step", .unit = "MiB", .div = MIB, .decimals = 3,
+                        .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_per_step};
+    f[n++] = (zb_field){.key = "comm_bytes_formula", .metric = true, .tables = T_MEM, .header = "formula",
+                        .unit = "B/step", .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_formula};
+    if (r->device_view) {
+        f[n++] = json_int("device_pool_reserved_high_bytes", NULL, true, (int64_t)r->pool_reserved_high_bytes);
+        f[n++] = json_int("device_used_high_bytes", NULL, true, (int64_t)r->device_used_high_bytes);
+        f[n++] = json_int("device_library_bytes", NULL, true, (int64_t)r->library_bytes);
+    }
+    return n;
+}
+
+static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs,
+                         int n_runs, const zb_step_stats *r) {
+    zb_field f[ROW_FIELDS];
+    int n = identity_fields(f, ctx, plan, r);
+    n += time_fields(f + n, plan, runs, n_runs, r);
+    n += memory_fields(f + n, r);
+    f[n++] = metric("model_flops_per_token", NULL, NULL, 0, plan->flops.model_flops);
+    f[n++] = json_int("trace_records_dropped", NULL, true, (int64_t)r->dropped_records);
+    f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
+    f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
+    f[n++].na = NULL;
+    return zb_rows_add(out, f, n, 1);
+}
+
+static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs,
+                         const zb_rows *rows) {
     FILE *f = ctx->out;
-    if (!f) return;
     const zb_model_cfg *m = &plan->engine.model;
     fprintf(f, "# model %s: %d layers, dim %d, heads %d/%d kv, head dim %d, ffn %d, vocab %d, seq %d, "
                "micro-batch %d per rank; %.4g M parameters\n",
@@ -124,10 +184,10 @@ void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_st
             ctx->peak_source);
     fprintf(f, "# step time: median over steps of the max over ranks; overlap = |comm ∩ compute| / |comm| "
                "from the trace; hidden = (T_sync - T_prefetch) / exposed comm of sync\n");
-    print_main_table(f, plan, runs, n_runs);
+    zb_rows_print(rows, 0, f, "#");
     fprintf(f, "#\n# peak memory per rank by tag, against the ledger; bytes each rank sends per step, against "
                "DESIGN.md's formula\n");
-    print_memory_table(f, runs, n_runs);
+    zb_rows_print(rows, 1, f, "#");
     for (int i = 0; i < n_runs; i++) {
         if (runs[i].device_view) {
             fprintf(f, "# device view, stage %d %s: pool reserved high %.2f MiB, GPU memory used high %.2f MiB, "
@@ -144,71 +204,12 @@ void zb_step_print(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_st
     }
 }
 
-static json_t *tag_bytes_json(const size_t bytes[ZB_MEM_TAG_COUNT]) {
-    json_t *o = json_object();
-    for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
-        json_object_set_new(o, zb_mem_tag_name((zb_mem_tag)k), json_integer((json_int_t)bytes[k]));
-    }
-    return o;
-}
-
-static json_t *metrics_json(const zb_step_plan *plan, const zb_step_stats *r, double delta) {
-    json_t *m = json_object();
-    json_object_set_new(m, "step_time_ms", zb_json_real_or_null(r->step_ms));
-    json_object_set_new(m, "step_time_min_ms", zb_json_real_or_null(r->step_min_ms));
-    json_object_set_new(m, "step_time_max_ms", zb_json_real_or_null(r->step_max_ms));
-    json_object_set_new(m, "step_time_vs_sync_pct", zb_json_real_or_null(delta));
-    json_object_set_new(m, "tokens_per_s", zb_json_real_or_null(r->tokens_per_s));
-    json_object_set_new(m, "mfu_pct", zb_json_real_or_null(r->mfu_pct));
-    json_object_set_new(m, "hfu_pct", zb_json_real_or_null(r->hfu_pct));
-    json_object_set_new(m, "overlap_pct", zb_json_real_or_null(r->overlap_pct));
-    json_object_set_new(m, "overlap_min_pct", zb_json_real_or_null(r->overlap_min_pct));
-    json_object_set_new(m, "exposed_comm_ms", zb_json_real_or_null(r->exposed_comm_ms));
-    json_object_set_new(m, "compute_ms", zb_json_real_or_null(r->compute_ms));
-    json_object_set_new(m, "comm_ms", zb_json_real_or_null(r->comm_ms));
-    json_object_set_new(m, "hidden_pct", zb_json_real_or_null(r->hidden_pct));
-    json_object_set_new(m, "compute_slowdown_pct", zb_json_real_or_null(r->compute_slowdown_pct));
-    json_object_set_new(m, "peak_mem_bytes", json_integer((json_int_t)r->peak_bytes));
-    json_object_set_new(m, "peak_mem_by_tag_bytes", tag_bytes_json(r->peak_tag_bytes));
-    json_object_set_new(m, "ledger_by_tag_bytes", tag_bytes_json(r->expected_tag_bytes));
-    json_object_set_new(m, "comm_bytes_per_step", json_integer((json_int_t)r->comm_bytes_per_step));
-    json_object_set_new(m, "comm_bytes_formula", json_integer((json_int_t)r->comm_bytes_formula));
-    if (r->device_view) {
-        json_object_set_new(m, "device_pool_reserved_high_bytes", json_integer((json_int_t)r->pool_reserved_high_bytes));
-        json_object_set_new(m, "device_used_high_bytes", json_integer((json_int_t)r->device_used_high_bytes));
-        json_object_set_new(m, "device_library_bytes", json_integer((json_int_t)r->library_bytes));
-    }
-    json_object_set_new(m, "model_flops_per_token", zb_json_real_or_null(plan->flops.model_flops));
-    json_object_set_new(m, "trace_records_dropped", json_integer((json_int_t)r->dropped_records));
-    json_object_set_new(m, "loss_first", zb_json_real_or_null(r->loss_first));
-    json_object_set_new(m, "loss", zb_json_real_or_null(r->loss_last));
-    return m;
-}
-
-void zb_step_add_json(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
-    const zb_model_cfg *mc = &plan->engine.model;
-    for (int i = 0; i < n_runs; i++) {
-        const zb_step_stats *r = &runs[i];
-        json_t *run = json_object();
-        json_object_set_new(run, "bench", json_string("step"));
-        json_object_set_new(run, "mode", json_string(mode_name(r->mode)));
-        json_object_set_new(run, "stage", json_integer(r->stage));
-        json_object_set_new(run, "ranks", json_integer(ctx->topo.n_ranks));
-        json_object_set_new(run, "nodes", json_integer(ctx->topo.n_nodes));
-        json_object_set_new(run, "model", json_string(plan->model_name));
-        json_object_set_new(run, "dtype", json_string(zb_dtype_name(plan->engine.act_dtype)));
-        json_object_set_new(run, "act_dtype", json_string(zb_dtype_name(plan->engine.act_dtype)));
-        json_object_set_new(run, "param_dtype", json_string(zb_dtype_name(plan->engine.param_dtype)));
-        json_object_set_new(run, "grad_reduce_dtype", json_string(zb_dtype_name(plan->engine.grad_dtype)));
-        json_object_set_new(run, "recompute", json_string(plan->engine.recompute ? "full" : "none"));
-        json_object_set_new(run, "prefetch_depth", json_integer(plan->engine.prefetch_depth));
-        json_object_set_new(run, "flops_convention", json_string(zb_flops_convention_name(plan->convention)));
-        json_object_set_new(run, "peak_source", json_string(ctx->peak_source));
-        json_object_set_new(run, "shape", json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "layers", mc->layers,
-                                                    "dim", mc->dim, "heads", mc->heads, "kv_heads", mc->kv_heads,
-                                                    "head_dim", mc->head_dim, "ffn_dim", mc->ffn_dim, "vocab",
-                                                    mc->vocab, "seq", mc->seq, "batch", mc->batch));
-        json_object_set_new(run, "metrics", metrics_json(plan, r, delta_pct(runs, n_runs, r)));
-        zb_report_add_run(ctx->report, run);
-    }
+zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
+    zb_rows *rows = zb_rows_new(ctx->report, 2);
+    if (!rows) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
+    zb_status st = ZB_OK;
+    for (int i = 0; i < n_runs && st == ZB_OK; i++) st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
+    if (st == ZB_OK && ctx->out) print_tables(ctx, plan, runs, n_runs, rows);
+    zb_rows_free(rows);
+    return st;
 }
