@@ -186,7 +186,7 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                "from the trace; hidden = (T_sync - T_prefetch) / exposed comm of sync\n");
     zb_rows_print(rows, 0, f, "#");
     fprintf(f, "#\n# peak memory per rank by tag, against the ledger; bytes each rank sends per step, against "
-               "DESIGN.md's formula\n");
+               "the formula (docs/design.md §6)\n");
     zb_rows_print(rows, 1, f, "#");
     for (int i = 0; i < n_runs; i++) {
         if (runs[i].device_view) {

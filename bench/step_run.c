@@ -31,8 +31,7 @@ static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_
     }
     zb_backends_flush_trace(&ctx->backends);
     size_t n = t->n_records - first_record;
-    return zb_overlap_compute(t->records + first_record, n, ctx->comm_stream->id, r->start_ns,
-                              r->end_ns + 1, ov);
+    return zb_overlap_compute(t->records + first_record, n, r->start_ns, r->end_ns + 1, ov);
 }
 
 /* The median over all ranks' values of a per-step array, and their minimum

@@ -131,17 +131,14 @@ static zb_status zb_overlap_run(const zb_trace_record *recs, size_t n, int filte
     return ZB_OK;
 }
 
-zb_status zb_overlap_compute(const zb_trace_record *recs, size_t n, int comm_stream,
-                             int64_t t0_ns, int64_t t1_ns, zb_overlap *out) {
-    (void)comm_stream; /* classified where produced: the kind says it */
+zb_status zb_overlap_compute(const zb_trace_record *recs, size_t n, int64_t t0_ns, int64_t t1_ns,
+                             zb_overlap *out) {
     return zb_overlap_run(recs, n, INT_MIN, t0_ns, t1_ns, out);
 }
 
-zb_status zb_overlap_compute_rank(const zb_trace_record *recs, size_t n, int rank,
-                                  int comm_stream, int64_t t0_ns, int64_t t1_ns,
-                                  zb_overlap *out) {
+zb_status zb_overlap_compute_rank(const zb_trace_record *recs, size_t n, int rank, int64_t t0_ns,
+                                  int64_t t1_ns, zb_overlap *out) {
     if (rank == INT_MIN) return ZB_FAIL(ZB_ERR_INVALID, "zb_overlap_compute_rank: rank %d", rank);
-    (void)comm_stream;
     return zb_overlap_run(recs, n, rank, t0_ns, t1_ns, out);
 }
 

@@ -33,9 +33,6 @@
 extern "C" {
 #endif
 
-/* Pass as comm_stream when no stream is designated the comm stream. */
-#define ZB_OVERLAP_NO_COMM_STREAM (-1)
-
 typedef struct zb_overlap {
     int64_t comm_ns;         /* |M| */
     int64_t compute_ns;      /* |C| */
@@ -52,20 +49,19 @@ typedef struct zb_overlap {
 bool zb_overlap_is_comm(const zb_trace_record *r);
 
 /* Overlap of the n records `recs` (all of one rank; mixed ranks are
- * ZB_ERR_INVALID) inside [t0_ns, t1_ns). `comm_stream` (the comm stream's id
- * or ZB_OVERLAP_NO_COMM_STREAM) no longer changes the result: what ran on
- * the comm stream was classified when its record was made. The input is never modified; scratch is
- * allocated and freed here (O(n) memory, O(n log n) time). t1_ns < t0_ns, a
- * record with end_ns < start_ns, or NULL recs with n > 0 is ZB_ERR_INVALID.
+ * ZB_ERR_INVALID) inside [t0_ns, t1_ns), from each record's kind alone
+ * (what is comm was decided where the record was made, trace.h). The input
+ * is never modified; scratch is allocated and freed here (O(n) memory,
+ * O(n log n) time). t1_ns < t0_ns, a record with end_ns < start_ns, or NULL
+ * recs with n > 0 is ZB_ERR_INVALID.
  * An empty window or no records gives zeros and comm_measured = false. */
-zb_status zb_overlap_compute(const zb_trace_record *recs, size_t n, int comm_stream,
-                             int64_t t0_ns, int64_t t1_ns, zb_overlap *out);
+zb_status zb_overlap_compute(const zb_trace_record *recs, size_t n, int64_t t0_ns, int64_t t1_ns,
+                             zb_overlap *out);
 
 /* The same over only the records whose rank is `rank` (a trace that holds
  * several ranks' records). */
-zb_status zb_overlap_compute_rank(const zb_trace_record *recs, size_t n, int rank,
-                                  int comm_stream, int64_t t0_ns, int64_t t1_ns,
-                                  zb_overlap *out);
+zb_status zb_overlap_compute_rank(const zb_trace_record *recs, size_t n, int rank, int64_t t0_ns,
+                                  int64_t t1_ns, zb_overlap *out);
 
 /* Median of v[0..n): sorts v in place (NaN entries last) and ignores NaN
  * entries; an even count gives the mean of the two middle values. NaN when

@@ -428,7 +428,7 @@ static void test_copies_of_collectives(void) {
     ZB_CHECK(x && x->kind == ZB_OP_COPY && x->unit == -1);
 
     zb_overlap o;
-    ZB_CHECK_OK(zb_overlap_compute(t.records, t.n_records, ZB_OVERLAP_NO_COMM_STREAM, 0, 10000, &o));
+    ZB_CHECK_OK(zb_overlap_compute(t.records, t.n_records, 0, 10000, &o));
     ZB_CHECK_MSG(o.comm_measured && o.comm_ns == 90 && o.compute_ns == 100 && o.overlap_ns == 50,
                  "comm %lld compute %lld overlap %lld", (long long)o.comm_ns,
                  (long long)o.compute_ns, (long long)o.overlap_ns);
@@ -451,7 +451,7 @@ static void test_overlap_on_mapped(void) {
     zb_cupti_map_record(&m, &r);
     ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
     zb_overlap o;
-    ZB_CHECK_OK(zb_overlap_compute(t.records, t.n_records, ZS_COMM, 0, 10000, &o));
+    ZB_CHECK_OK(zb_overlap_compute(t.records, t.n_records, 0, 10000, &o));
     ZB_CHECK(o.comm_ns == 100 && o.compute_ns == 100 && o.overlap_ns == 50);
     ZB_CHECK(o.overlap_pct == 50.0 && o.exposed_comm_ns == 50);
     zb_trace_destroy(&t);

@@ -25,7 +25,7 @@ static zb_trace_record rec(int stream, zb_op_kind kind, int64_t s, int64_t e, co
 
 static zb_overlap run(const zb_trace_record *r, size_t n, int64_t t0, int64_t t1) {
     zb_overlap o;
-    ZB_CHECK_OK(zb_overlap_compute(r, n, COMM, t0, t1, &o));
+    ZB_CHECK_OK(zb_overlap_compute(r, n, t0, t1, &o));
     return o;
 }
 
@@ -119,7 +119,7 @@ static void test_classification(void) {
                  (long long)o.compute_ns, (long long)o.overlap_ns);
     ZB_CHECK(o.n_comm_records == 2 && o.n_compute_records == 3);
     zb_overlap o2;
-    ZB_CHECK_OK(zb_overlap_compute(b, 6, ZB_OVERLAP_NO_COMM_STREAM, 0, 1000, &o2));
+    ZB_CHECK_OK(zb_overlap_compute(b, 6, 0, 1000, &o2));
     ZB_CHECK(o2.comm_ns == o.comm_ns && o2.compute_ns == o.compute_ns &&
              o2.overlap_ns == o.overlap_ns);
     ZB_CHECK(zb_overlap_is_comm(&b[4]) && zb_overlap_is_comm(&b[5]));
@@ -148,19 +148,19 @@ static void test_window_and_empty(void) {
     ZB_CHECK(!o.comm_measured && o.compute_ns == 0);
 
     /* Bad input is refused, not guessed at. */
-    ZB_CHECK(zb_overlap_compute(a, 4, COMM, 100, 50, &o) == ZB_ERR_INVALID);
-    ZB_CHECK(zb_overlap_compute(NULL, 4, COMM, 0, 50, &o) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_overlap_compute(a, 4, 100, 50, &o) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_overlap_compute(NULL, 4, 0, 50, &o) == ZB_ERR_INVALID);
     zb_trace_record bad = rec(COMP, ZB_OP_COMPUTE, 10, 5, "backwards");
-    ZB_CHECK(zb_overlap_compute(&bad, 1, COMM, 0, 50, &o) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_overlap_compute(&bad, 1, 0, 50, &o) == ZB_ERR_INVALID);
 
     /* Mixed ranks: refused by the plain form, filtered by the rank form. */
     zb_trace_record m[] = {rec(COMP, ZB_OP_COMPUTE, 0, 100, "gemm"),
                            rec(COMM, ZB_OP_COMM, 0, 100, "ag")};
     m[1].rank = 1;
-    ZB_CHECK(zb_overlap_compute(m, 2, COMM, 0, 1000, &o) == ZB_ERR_INVALID);
-    ZB_CHECK_OK(zb_overlap_compute_rank(m, 2, 1, COMM, 0, 1000, &o));
+    ZB_CHECK(zb_overlap_compute(m, 2, 0, 1000, &o) == ZB_ERR_INVALID);
+    ZB_CHECK_OK(zb_overlap_compute_rank(m, 2, 1, 0, 1000, &o));
     ZB_CHECK(o.comm_ns == 100 && o.compute_ns == 0 && o.overlap_pct == 0.0);
-    ZB_CHECK_OK(zb_overlap_compute_rank(m, 2, 0, COMM, 0, 1000, &o));
+    ZB_CHECK_OK(zb_overlap_compute_rank(m, 2, 0, 0, 1000, &o));
     ZB_CHECK(o.comm_ns == 0 && o.compute_ns == 100 && !o.comm_measured);
 }
 
