@@ -4,20 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const zb_device_backend zb_device_backend_cpu;
-extern const zb_device_backend zb_device_backend_cuda;
-extern const zb_comm_backend zb_comm_backend_mpi;
-extern const zb_comm_backend zb_comm_backend_nccl;
+/* One line per backend, in the order messages list them: each names the
+ * entry zb_device_backend_<name> or zb_comm_backend_<name> that its folder's
+ * backend_<name>.c defines (device_backend.h, comm_backend.h). */
+#define ZB_DEVICE_BACKEND_LIST(X) \
+    X(cpu)                        \
+    X(cuda)
 
-static const zb_device_backend *const device_backends[] = {
-    &zb_device_backend_cpu,
-    &zb_device_backend_cuda,
-};
+#define ZB_COMM_BACKEND_LIST(X) \
+    X(mpi)                      \
+    X(nccl)
 
-static const zb_comm_backend *const comm_backends[] = {
-    &zb_comm_backend_mpi,
-    &zb_comm_backend_nccl,
-};
+#define ZB_DEVICE_DECLARE(name) extern const zb_device_backend zb_device_backend_##name;
+#define ZB_COMM_DECLARE(name) extern const zb_comm_backend zb_comm_backend_##name;
+#define ZB_DEVICE_ENTRY(name) &zb_device_backend_##name,
+#define ZB_COMM_ENTRY(name) &zb_comm_backend_##name,
+ZB_DEVICE_BACKEND_LIST(ZB_DEVICE_DECLARE)
+ZB_COMM_BACKEND_LIST(ZB_COMM_DECLARE)
+
+static const zb_device_backend *const device_backends[] = {ZB_DEVICE_BACKEND_LIST(ZB_DEVICE_ENTRY)};
+static const zb_comm_backend *const comm_backends[] = {ZB_COMM_BACKEND_LIST(ZB_COMM_ENTRY)};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

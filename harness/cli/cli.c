@@ -23,8 +23,9 @@ typedef zb_opt opt_spec;
 
 /* The options every command takes, after its benchmark's own (bench.h). */
 static const opt_spec opt_common[] = {
-    {"backend", 0, ZB_OPT_TEXT, F(backend), 0, 0, "device backend: auto (cuda when a usable GPU is found), cpu, cuda"},
-    {"comm", 0, ZB_OPT_TEXT, F(comm), 0, 0, "comm backend: auto (nccl on cuda, mpi on cpu), mpi, nccl"},
+    /* --help appends the registry's names to these two (print_usage_line). */
+    {"backend", 0, ZB_OPT_TEXT, F(backend), 0, 0, "device backend: auto (cuda when a usable GPU is found)"},
+    {"comm", 0, ZB_OPT_TEXT, F(comm), 0, 0, "comm backend: auto (nccl on cuda, mpi on cpu)"},
     {"hw", 0, ZB_OPT_TEXT, F(hw), 0, 0, "hardware profile (profiles/hw/NAME.json) for peak figures"},
     {"peak-gflops", 0, ZB_OPT_REAL, F(peak_gflops), 1e-3, 1e12,
      "peak GFLOP/s per rank for %-of-peak and MFU (default: profile, or measured on cpu)"},
@@ -341,9 +342,13 @@ typedef struct usage_out {
 static bool print_usage_line(const opt_spec *o, const void *arg) {
     usage_out *u = (usage_out *)arg;
     if (u->used >= u->n) return true; /* full: stop */
-    char flag[64];
+    char flag[64], names[128] = "";
     flag_display(o, flag, sizeof flag);
-    u->used += (size_t)snprintf(u->p + u->used, u->n - u->used, "  %-22s %s\n", flag, o->help);
+    /* The backends a build knows come from the registry, built or not. */
+    if (o->offset == offsetof(zb_config, backend)) zb_device_backend_names(names, sizeof names, false);
+    if (o->offset == offsetof(zb_config, comm)) zb_comm_backend_names(names, sizeof names, false);
+    u->used += (size_t)snprintf(u->p + u->used, u->n - u->used, "  %-22s %s%s%s\n", flag, o->help,
+                                names[0] ? ", " : "", names);
     return false;
 }
 
