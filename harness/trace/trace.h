@@ -73,7 +73,7 @@ int64_t zb_now_ns(void);
  * ZB_TEST_CLOCK_SKEW_NS is set to an integer S, zb_now_ns returns
  * CLOCK_MONOTONIC + S in this process. Set the same S on every rank of an
  * emulated node to give that node a clock origin of its own, as a real node
- * has (tests/mpi/test_clock_sync.sh). Read once, at the first zb_now_ns. */
+ * has (tests/mpi/test_trace_align_nodes.sh). Read once, at the first zb_now_ns. */
 #define ZB_TEST_CLOCK_SKEW_ENV "ZB_TEST_CLOCK_SKEW_NS"
 #define ZB_TEST_CLOCK_SKEW_MAX_NS 1000000000000000LL /* 1e15 ns, about 11.6 days */
 

@@ -40,10 +40,9 @@ zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx,
 void zb_nccl_version_text(int code, char *out, size_t out_size);
 
 /* Adds "nccl_version" (the library loaded at run time, ncclGetVersion) and
- * "nccl_version_built" (the nccl.h compiled against) to `meta`. Built without
- * CUDA it adds nothing and returns ZB_OK. ZB_ERR_NOMEM, or ZB_ERR_MPI when
- * ncclGetVersion fails. (Implemented in harness/comm/nccl/comm_nccl.c, or in
- * harness/comm/nccl/comm_nccl_stub.c without CUDA.) */
+ * "nccl_version_built" (the nccl.h compiled against) to `meta`.
+ * ZB_ERR_NOMEM, or ZB_ERR_MPI when ncclGetVersion fails. CUDA builds only
+ * (comm_nccl.c); the nccl registry entry's meta. */
 zb_status zb_nccl_meta(json_t *meta);
 
 #ifdef __cplusplus

@@ -1,13 +1,11 @@
 /* The CUDA backend's plain-C surface: probing for a GPU, describing it, the
  * CUDA device's extra queries, and the hooks the CUPTI tracer and the CUDA
- * kernels use. Usable without CUDA headers (handles are void *).
- *
- * Always available (harness/device/cuda/backend_probe.c; a build without CUDA answers
- * ZB_ERR_UNSUPPORTED with a one-line reason):
- *   zb_cuda_probe, zb_cuda_describe, zb_device_cuda_create,
- *   zb_device_cuda_meminfo, zb_cuda_gemm_direct_time.
- * Only in CUDA builds (the rest of this folder; callers are CUDA-only code):
- *   everything below "CUDA builds only".
+ * kernels use. Usable without CUDA headers (handles are void *), but
+ * implemented in CUDA builds only: the rest of the program reaches this
+ * backend through its registry entry (backend_cuda.c), which a build
+ * without CUDA replaces by a "not built" entry (device_backend.h). Callers
+ * of this header are this folder, the nccl comm and tests. The functions
+ * below "CUDA builds only" are the hooks the backend's own files share.
  *
  * The CUDA device (harness/device/cuda/device_cuda.c) implements device.h with CUDA
  * semantics: one non-blocking cudaStream_t per zb_stream, a cudaEvent_t per
@@ -39,8 +37,8 @@ extern "C" {
 /* ZB_OK with the number of visible GPUs (>= 1), or ZB_ERR_UNSUPPORTED with a
  * one-line reason in `why` (also the thread's error message), e.g.
  * "no usable GPU or driver was found (cudaGetDeviceCount: CUDA driver version
- * is insufficient for CUDA runtime version)" or "zerobench was built without
- * CUDA (-DZB_WITH_CUDA=OFF)". Initializes the driver, creates no context. */
+ * is insufficient for CUDA runtime version)". Initializes the driver,
+ * creates no context. */
 zb_status zb_cuda_probe(int *n_devices, char *why, size_t n);
 
 /* GPU `device`'s name, the driver's and the runtime's CUDA versions
@@ -85,8 +83,7 @@ zb_status zb_device_cuda_meminfo(zb_device *dev, zb_cuda_meminfo *out);
  * memory of `dev` with no harness work pending on them; C is g->c, so it
  * holds the last GEMM's result afterwards (beta != 0 compounds). Errors name
  * the rank, the call and the shape: ZB_ERR_INVALID for bad counts or shape,
- * or a device that is not CUDA; ZB_ERR_UNSUPPORTED without CUDA ("built
- * without CUDA"); ZB_ERR_TIMEOUT when a wait ran out (the workspace and
+ * or a device that is not CUDA; ZB_ERR_TIMEOUT when a wait ran out (the workspace and
  * handle are then left allocated, as the message says). *seconds is 0 on
  * failure. */
 zb_status zb_cuda_gemm_direct_time(zb_device *dev, const zb_gemm_desc *g, int64_t warmup,
