@@ -1,9 +1,10 @@
 /* The no-CUDA fallbacks of cupti_tracer.h and nvtx.h: this file undefines
- * ZB_HAVE_CUDA and ZB_HAVE_NVTX (defined in CUDA builds) before
+ * ZB_HAVE_CUDA, ZB_HAVE_CUPTI and ZB_HAVE_NVTX (defined in CUDA builds) before
  * including them, so every build compiles and runs the static inline no-ops a
  * CPU-only build uses: zb_cupti_start returns ZB_ERR_UNSUPPORTED with a
  * one-line reason and the rest does nothing. */
 #undef ZB_HAVE_CUDA
+#undef ZB_HAVE_CUPTI
 #undef ZB_HAVE_NVTX
 #include "cupti_tracer.h"
 #include "nvtx.h"

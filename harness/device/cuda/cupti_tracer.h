@@ -2,9 +2,9 @@
  * as zerobench trace records (docs/design.md §3, Trace).
  *
  * Plain C header; the implementation is harness/device/cuda/cupti_tracer.c (CUDA
- * builds). Without ZB_HAVE_CUDA every function is a static inline no-op:
- * zb_cupti_start returns ZB_ERR_UNSUPPORTED, so callers compile and run the
- * same way in both builds.
+ * builds with CUPTI's headers: ZB_HAVE_CUPTI). Without it every function is
+ * a static inline no-op: zb_cupti_start returns ZB_ERR_UNSUPPORTED, so
+ * callers compile and run the same way in every build.
  *
  * Life cycle (one tracer per process):
  *   zb_cupti_start(trace, comm_id)  before the first CUDA call of the process
@@ -55,7 +55,7 @@
 extern "C" {
 #endif
 
-#ifdef ZB_HAVE_CUDA
+#ifdef ZB_HAVE_CUPTI
 
 /* Starts tracing into t (kept until zb_cupti_stop; records go in at each
  * flush). comm_cuda_stream_id: the CUPTI id of the comm stream when already
@@ -90,12 +90,18 @@ zb_status zb_cupti_get_stats(zb_cupti_stats *out);
 /* Why the last zb_cupti_start failed ("" when it did not). */
 const char *zb_cupti_unavailable_reason(void);
 
-#else /* no CUDA: every call is a no-op */
+#else /* no CUPTI: every call is a no-op */
+
+#ifdef ZB_HAVE_CUDA
+#define ZB_CUPTI_MISSING "built without CUPTI's headers (cupti.h not found or -DZB_WITH_CUPTI=OFF)"
+#else
+#define ZB_CUPTI_MISSING "built without CUDA"
+#endif
 
 static inline zb_status zb_cupti_start(zb_trace *t, int comm_cuda_stream_id) {
     (void)t;
     (void)comm_cuda_stream_id;
-    return ZB_FAIL(ZB_ERR_UNSUPPORTED, "CUPTI tracing unavailable: built without CUDA");
+    return ZB_FAIL(ZB_ERR_UNSUPPORTED, "CUPTI tracing unavailable: %s", ZB_CUPTI_MISSING);
 }
 static inline zb_status zb_cupti_register_stream(const void *cuda_stream, int zb_stream_id,
                                                  bool is_comm) {
@@ -124,7 +130,7 @@ static inline zb_status zb_cupti_get_stats(zb_cupti_stats *out) {
     (void)out;
     return ZB_ERR_UNSUPPORTED;
 }
-static inline const char *zb_cupti_unavailable_reason(void) { return "built without CUDA"; }
+static inline const char *zb_cupti_unavailable_reason(void) { return ZB_CUPTI_MISSING; }
 
 #endif
 
