@@ -33,8 +33,12 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
 #define T_MEM (1u << 1)  /* memory by tag and traffic */
 #define ROW_FIELDS 96
 
-/* The tags the memory table shows (the step's own; not the comm or bench buffers). */
-static bool tag_in_table(int k) { return k != ZB_MEM_COMM_BUFFER && k != ZB_MEM_BENCH_BUFFER; }
+/* The tags the memory table shows: the step's own device memory, which the
+ * ledger predicts; not the comm or bench buffers, nor host staging (host
+ * memory, printed on its own line when there is any). */
+static bool tag_in_table(int k) {
+    return k != ZB_MEM_COMM_BUFFER && k != ZB_MEM_BENCH_BUFFER && !zb_mem_tag_is_host((zb_mem_tag)k);
+}
 
 /* A measured metric: JSON real (null when NaN) and, with a header, a main
  * table column ("n/m", not measured, for NaN). */
@@ -194,6 +198,13 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                        "outside the pool (context, NCCL, cuBLASLt, CUPTI) %.2f MiB\n",
                     runs[i].stage, mode_name(runs[i].mode), (double)runs[i].pool_reserved_high_bytes / MIB,
                     (double)runs[i].device_used_high_bytes / MIB, (double)runs[i].library_bytes / MIB);
+        }
+    }
+    for (int i = 0; i < n_runs; i++) {
+        size_t staged = runs[i].peak_tag_bytes[ZB_MEM_HOST_STAGING];
+        if (staged) { /* host memory: not in peak mem, which is device memory (docs/design.md §6) */
+            fprintf(f, "# host staging, stage %d %s: pinned host memory high %.2f MiB (not in peak mem)\n",
+                    runs[i].stage, mode_name(runs[i].mode), (double)staged / MIB);
         }
     }
     for (int i = 0; i < n_runs; i++) {

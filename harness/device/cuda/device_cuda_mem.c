@@ -113,6 +113,10 @@ zb_status zb_cuda_alloc(zb_device *zd, size_t n_bytes, zb_mem_tag tag, void **ou
     if ((int)tag < 0 || tag >= ZB_MEM_TAG_COUNT) {
         return ZB_FAIL(ZB_ERR_INVALID, "memory tag %d out of range", (int)tag);
     }
+    if (zb_mem_tag_is_host(tag)) { /* device memory under a host tag would leave the totals */
+        return ZB_FAIL(ZB_ERR_INVALID, "rank %d: tag %s is host memory: allocate it with alloc_host", rank,
+                       zb_mem_tag_name(tag));
+    }
     ZB_CUDA_TRY(rank, cudaSetDevice(d->ordinal));
     void *p = NULL;
     size_t bytes = n_bytes ? n_bytes : 1;
