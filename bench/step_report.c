@@ -148,9 +148,14 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
     f[n++] = (zb_field){.key = "comm_bytes_formula", .metric = true, .tables = T_MEM, .header = "formula",
                         .unit = "B/step", .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_formula};
     if (r->device_view) {
+        /* used and library are device-wide: shared when other ranks use the
+         * same device, and then not this rank's (docs/design.md §9). */
         f[n++] = json_int("device_pool_reserved_high_bytes", NULL, true, (int64_t)r->pool_reserved_high_bytes);
         f[n++] = json_int("device_used_high_bytes", NULL, true, (int64_t)r->device_used_high_bytes);
         f[n++] = json_int("device_library_bytes", NULL, true, (int64_t)r->library_bytes);
+        f[n++] = (zb_field){.key = "device_memory_shared", .metric = true, .kind = ZB_FIELD_BOOL,
+                            .b = r->device_sharing_ranks > 1};
+        f[n++] = json_int("device_sharing_ranks", NULL, true, r->device_sharing_ranks);
     }
     return n;
 }
@@ -193,7 +198,15 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                "the formula (docs/design.md §6)\n");
     zb_rows_print(rows, 1, f, "#");
     for (int i = 0; i < n_runs; i++) {
-        if (runs[i].device_view) {
+        if (runs[i].device_view && runs[i].device_sharing_ranks > 1) {
+            /* Device-wide figures of a shared GPU are not this rank's: say whose they are. */
+            fprintf(f, "# device view, stage %d %s: pool reserved high %.2f MiB (this rank's pool); device-wide "
+                       "figures include %d ranks on the same GPU: GPU memory used high %.2f MiB, outside this "
+                       "rank's pool (contexts, other ranks' pools, NCCL, cuBLASLt, CUPTI) %.2f MiB\n",
+                    runs[i].stage, mode_name(runs[i].mode), (double)runs[i].pool_reserved_high_bytes / MIB,
+                    runs[i].device_sharing_ranks, (double)runs[i].device_used_high_bytes / MIB,
+                    (double)runs[i].library_bytes / MIB);
+        } else if (runs[i].device_view) {
             fprintf(f, "# device view, stage %d %s: pool reserved high %.2f MiB, GPU memory used high %.2f MiB, "
                        "outside the pool (context, NCCL, cuBLASLt, CUPTI) %.2f MiB\n",
                     runs[i].stage, mode_name(runs[i].mode), (double)runs[i].pool_reserved_high_bytes / MIB,

@@ -219,5 +219,13 @@ zb_status zb_device_cuda_meminfo(zb_device *zd, zb_cuda_meminfo *out) {
     out->pool_used_high_bytes = (size_t)pool_attr(d, cudaMemPoolAttrUsedMemHigh);
     size_t used = t - f;
     out->other_bytes = used > out->pool_reserved_bytes ? used - out->pool_reserved_bytes : 0;
+    /* cudaMemGetInfo is device-wide: the UUID lets the caller find the
+     * other ranks on this GPU (docs/design.md §9). */
+    struct cudaDeviceProp prop;
+    ZB_CUDA_TRY(zd->cfg.rank, cudaGetDeviceProperties(&prop, d->ordinal));
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(out->uuid, sizeof out->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     return ZB_OK;
 }
