@@ -33,6 +33,10 @@ typedef struct zb_step_stats {
      * (CUDA context, NCCL, cuBLASLt, CUPTI). */
     bool device_view;
     size_t pool_reserved_high_bytes, device_used_high_bytes, library_bytes;
+    /* Ranks of the job on this rank's device, itself included (1: alone).
+     * Above 1, device_used_high_bytes and library_bytes are device-wide
+     * figures that include the other ranks (docs/design.md §9). */
+    int device_sharing_ranks;
     size_t dropped_records;
     float loss_first, loss_last;
 } zb_step_stats;
@@ -44,6 +48,11 @@ typedef struct zb_step_plan {
     zb_flops_breakdown flops; /* per token */
     zb_flops_convention convention;
 } zb_step_plan;
+
+/* How many of n_ranks ranks name the same device as `rank` does: ids holds
+ * each rank's zb_dev_mem_view.device_id, id_bytes apart. An empty id is
+ * unknown and shares with no one: 1. */
+int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank);
 
 /* Runs warm-up and measured steps of one configuration (collective). */
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);

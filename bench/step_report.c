@@ -33,8 +33,12 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
 #define T_MEM (1u << 1)  /* memory by tag and traffic */
 #define ROW_FIELDS 96
 
-/* The tags the memory table shows (the step's own; not the comm or bench buffers). */
-static bool tag_in_table(int k) { return k != ZB_MEM_COMM_BUFFER && k != ZB_MEM_BENCH_BUFFER; }
+/* The tags the memory table shows: the step's own device memory, which the
+ * ledger predicts; not the comm or bench buffers, nor host staging (host
+ * memory, printed on its own line when there is any). */
+static bool tag_in_table(int k) {
+    return k != ZB_MEM_COMM_BUFFER && k != ZB_MEM_BENCH_BUFFER && !zb_mem_tag_is_host((zb_mem_tag)k);
+}
 
 /* A measured metric: JSON real (null when NaN) and, with a header, a main
  * table column ("n/m", not measured, for NaN). */
@@ -144,9 +148,14 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
     f[n++] = (zb_field){.key = "comm_bytes_formula", .metric = true, .tables = T_MEM, .header = "formula",
                         .unit = "B/step", .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_formula};
     if (r->device_view) {
+        /* used and library are device-wide: shared when other ranks use the
+         * same device, and then not this rank's (docs/design.md §9). */
         f[n++] = json_int("device_pool_reserved_high_bytes", NULL, true, (int64_t)r->pool_reserved_high_bytes);
         f[n++] = json_int("device_used_high_bytes", NULL, true, (int64_t)r->device_used_high_bytes);
         f[n++] = json_int("device_library_bytes", NULL, true, (int64_t)r->library_bytes);
+        f[n++] = (zb_field){.key = "device_memory_shared", .metric = true, .kind = ZB_FIELD_BOOL,
+                            .b = r->device_sharing_ranks > 1};
+        f[n++] = json_int("device_sharing_ranks", NULL, true, r->device_sharing_ranks);
     }
     return n;
 }
@@ -189,11 +198,26 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                "the formula (docs/design.md §6)\n");
     zb_rows_print(rows, 1, f, "#");
     for (int i = 0; i < n_runs; i++) {
-        if (runs[i].device_view) {
+        if (runs[i].device_view && runs[i].device_sharing_ranks > 1) {
+            /* Device-wide figures of a shared GPU are not this rank's: say whose they are. */
+            fprintf(f, "# device view, stage %d %s: pool reserved high %.2f MiB (this rank's pool); device-wide "
+                       "figures include %d ranks on the same GPU: GPU memory used high %.2f MiB, outside this "
+                       "rank's pool (contexts, other ranks' pools, NCCL, cuBLASLt, CUPTI) %.2f MiB\n",
+                    runs[i].stage, mode_name(runs[i].mode), (double)runs[i].pool_reserved_high_bytes / MIB,
+                    runs[i].device_sharing_ranks, (double)runs[i].device_used_high_bytes / MIB,
+                    (double)runs[i].library_bytes / MIB);
+        } else if (runs[i].device_view) {
             fprintf(f, "# device view, stage %d %s: pool reserved high %.2f MiB, GPU memory used high %.2f MiB, "
                        "outside the pool (context, NCCL, cuBLASLt, CUPTI) %.2f MiB\n",
                     runs[i].stage, mode_name(runs[i].mode), (double)runs[i].pool_reserved_high_bytes / MIB,
                     (double)runs[i].device_used_high_bytes / MIB, (double)runs[i].library_bytes / MIB);
+        }
+    }
+    for (int i = 0; i < n_runs; i++) {
+        size_t staged = runs[i].peak_tag_bytes[ZB_MEM_HOST_STAGING];
+        if (staged) { /* host memory: not in peak mem, which is device memory (docs/design.md §6) */
+            fprintf(f, "# host staging, stage %d %s: pinned host memory high %.2f MiB (not in peak mem)\n",
+                    runs[i].stage, mode_name(runs[i].mode), (double)staged / MIB);
         }
     }
     for (int i = 0; i < n_runs; i++) {

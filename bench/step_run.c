@@ -118,8 +118,45 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     return median_over_ranks(ctx, ps->comm, steps, "gathering the comm time per step", &out->comm_ms, NULL);
 }
 
+int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank) {
+    const char *mine = ids + (size_t)rank * id_bytes;
+    if (!mine[0]) return 1;
+    int n = 0;
+    for (int r = 0; r < n_ranks; r++) n += strncmp(ids + (size_t)r * id_bytes, mine, id_bytes) == 0;
+    return n;
+}
+
+/* The device's memory view and how many ranks share its device. Collective
+ * where the backend has a view (the same entry on every rank): a rank whose
+ * view failed still joins the gather, with an unknown id. */
+static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
+    if (!ctx->backends.device->mem_view) return ZB_OK;
+    zb_dev_mem_view mv;
+    memset(&mv, 0, sizeof mv);
+    if (ctx->backends.device->mem_view(ctx->dev, &mv) == ZB_OK) {
+        out->device_view = true;
+        out->pool_reserved_high_bytes = mv.pool_reserved_high_bytes;
+        out->device_used_high_bytes = mv.device_used_high_bytes;
+        out->library_bytes = mv.library_bytes;
+    } else {
+        memset(&mv, 0, sizeof mv);
+        zb_error_clear(); /* the view is optional: the run goes on without it */
+    }
+    mv.device_id[ZB_DEV_ID_BYTES - 1] = '\0';
+    int n = ctx->topo.n_ranks;
+    char *ids = (char *)calloc((size_t)n, ZB_DEV_ID_BYTES);
+    /* Not agreed on: this rank's failure ends the job (main aborts). */
+    if (!ids) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory gathering %d ranks' device ids", n);
+    zb_status st = zb_mpi_allgather_bounded(mv.device_id, ids, ZB_DEV_ID_BYTES, MPI_CHAR, MPI_COMM_WORLD,
+                                            "gathering the ranks' device ids", ctx->cfg->timeout_s);
+    if (st == ZB_OK) out->device_sharing_ranks = zb_step_sharing_ranks(ids, ZB_DEV_ID_BYTES, n, ctx->topo.rank);
+    free(ids);
+    return st;
+}
+
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out) {
     memset(out, 0, sizeof *out);
+    out->device_sharing_ranks = 1;
     out->stage = plan->engine.stage;
     out->mode = plan->engine.mode;
     int steps = (int)ctx->cfg->steps;
@@ -144,14 +181,8 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         zb_engine_expected_peaks(e, out->expected_tag_bytes);
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
         out->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
-        zb_dev_mem_view mv;
-        if (ctx->backends.device->mem_view && ctx->backends.device->mem_view(ctx->dev, &mv) == ZB_OK) {
-            out->device_view = true;
-            out->pool_reserved_high_bytes = mv.pool_reserved_high_bytes;
-            out->device_used_high_bytes = mv.device_used_high_bytes;
-            out->library_bytes = mv.library_bytes;
-        }
-        st = summarize(ctx, plan, &ps, out);
+        st = mem_view(ctx, out);
+        if (st == ZB_OK) st = summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);
     free(block);

@@ -81,6 +81,8 @@ zb_status zb_engine_predict_bytes(const zb_engine_cfg *cfg, int n_ranks, size_t 
     shape_of(cfg, n_ranks, &s);
     peaks_of(cfg, &s, peak);
     *bytes = 0;
-    for (int t = 0; t < ZB_MEM_TAG_COUNT; t++) *bytes += peak[t];
+    for (int t = 0; t < ZB_MEM_TAG_COUNT; t++) { /* device memory only (device.h) */
+        if (!zb_mem_tag_is_host((zb_mem_tag)t)) *bytes += peak[t];
+    }
     return ZB_OK;
 }

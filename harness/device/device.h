@@ -27,7 +27,8 @@
 extern "C" {
 #endif
 
-/* What a buffer holds; peak memory is reported per tag (docs/design.md, "Metrics"). */
+/* What a buffer holds; peak memory is reported per tag (docs/design.md, "Metrics").
+ * Every tag but ZB_MEM_HOST_STAGING is device memory. */
 typedef enum zb_mem_tag {
     ZB_MEM_PARAM_SHARD = 0,
     ZB_MEM_GRAD_SHARD,
@@ -38,15 +39,22 @@ typedef enum zb_mem_tag {
     ZB_MEM_WORKSPACE,
     ZB_MEM_COMM_BUFFER,
     ZB_MEM_BENCH_BUFFER, /* microbenchmark send/recv buffers */
+    ZB_MEM_HOST_STAGING, /* pinned host copies of device data (alloc_host): host memory */
     ZB_MEM_TAG_COUNT
 } zb_mem_tag;
 
 const char *zb_mem_tag_name(zb_mem_tag tag);
 
+/* Host memory, kept per tag but out of the device's live and peak totals
+ * (peak memory is device memory: docs/design.md §6). */
+static inline bool zb_mem_tag_is_host(zb_mem_tag tag) { return tag == ZB_MEM_HOST_STAGING; }
+
 /* Live bytes are what the harness asked for and has not freed; peak is the
  * high-water mark of live bytes (per tag, and of the total, which is not the
- * sum of the per-tag peaks). reserved is what the backend holds from the OS
- * or driver (a caching pool keeps freed blocks). */
+ * sum of the per-tag peaks). The totals count device memory only: a host tag
+ * (zb_mem_tag_is_host) has its per-tag live and peak bytes and nothing else.
+ * reserved is what the backend holds from the OS or driver (a caching pool
+ * keeps freed blocks). */
 typedef struct zb_mem_stats {
     size_t live_bytes[ZB_MEM_TAG_COUNT];
     size_t peak_bytes[ZB_MEM_TAG_COUNT];
@@ -121,8 +129,10 @@ typedef struct zb_device_ops {
      * mem_is_host: whether memory from alloc is host memory that a
      * launch_host fn may read and write directly; NULL means it is (the cpu
      * device). Where it is not (cuda), host code works on copies in pinned
-     * host memory from alloc_host (counted under `tag`, as alloc counts),
-     * moved by memcpy_async in stream order. free_host frees at once: the
+     * host memory from alloc_host, moved by memcpy_async in stream order.
+     * alloc_host takes a host tag only (ZB_MEM_HOST_STAGING; another tag is
+     * ZB_ERR_INVALID), counted per tag and out of the device totals; alloc
+     * refuses a host tag where its memory is not host memory. free_host frees at once: the
      * caller first synchronizes every stream that may still use the buffer.
      * Use the zb_dev_* wrappers below. */
     bool (*mem_is_host)(const zb_device *dev);

@@ -32,12 +32,19 @@ extern "C" {
 struct zb_kernels;
 
 /* A device's own view of its memory (GPU pools), next to the harness's
- * per-tag accounting: the pool's reserved high-water mark, the highest
- * device-wide used bytes, and what lies outside the pool (libraries). */
+ * per-tag accounting: the pool's reserved high-water mark (this process's
+ * pool), the highest device-wide used bytes, and what lies outside the pool
+ * (libraries). The last two are device-wide: with several ranks on one
+ * device they include the others' contexts and pools, so device_id names
+ * the physical device, the same string on every rank that uses it and a
+ * different one for any other device of the job's machines (cuda: the
+ * GPU's UUID); "" when unknown (then no rank is found to share it). */
+#define ZB_DEV_ID_BYTES 64
 typedef struct zb_dev_mem_view {
     size_t pool_reserved_high_bytes;
     size_t device_used_high_bytes;
     size_t library_bytes;
+    char device_id[ZB_DEV_ID_BYTES];
 } zb_dev_mem_view;
 
 typedef struct zb_device_backend {

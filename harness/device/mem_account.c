@@ -71,10 +71,10 @@ zb_status zb_mem_account_add(zb_mem_account *a, const void *ptr, size_t n_bytes,
             a->count++;
             zb_mem_stats *s = &a->stats;
             s->live_bytes[tag] += n_bytes;
-            s->live_total_bytes += n_bytes;
             if (s->live_bytes[tag] > s->peak_bytes[tag]) s->peak_bytes[tag] = s->live_bytes[tag];
-            if (s->live_total_bytes > s->peak_total_bytes) {
-                s->peak_total_bytes = s->live_total_bytes;
+            if (!zb_mem_tag_is_host(tag)) { /* the totals are device memory (device.h) */
+                s->live_total_bytes += n_bytes;
+                if (s->live_total_bytes > s->peak_total_bytes) s->peak_total_bytes = s->live_total_bytes;
             }
         }
     }
@@ -107,7 +107,7 @@ zb_status zb_mem_account_remove(zb_mem_account *a, const void *ptr, size_t *n_by
     a->slots[hole].ptr = NULL;
     a->count--;
     a->stats.live_bytes[e.tag] -= e.n_bytes;
-    a->stats.live_total_bytes -= e.n_bytes;
+    if (!zb_mem_tag_is_host(e.tag)) a->stats.live_total_bytes -= e.n_bytes;
     pthread_mutex_unlock(&a->lock);
     if (n_bytes) *n_bytes = e.n_bytes;
     if (tag) *tag = e.tag;
@@ -146,7 +146,7 @@ void zb_mem_account_each(zb_mem_account *a, void (*fn)(void *arg, const zb_mem_e
 const char *zb_mem_tag_name(zb_mem_tag tag) {
     static const char *const names[ZB_MEM_TAG_COUNT] = {
         "param_shard", "grad_shard",  "optim_state", "gathered_param", "gathered_grad",
-        "activation",  "workspace",   "comm_buffer", "bench_buffer",
+        "activation",  "workspace",   "comm_buffer", "bench_buffer",   "host_staging",
     };
     return (tag >= 0 && tag < ZB_MEM_TAG_COUNT) ? names[tag] : "unknown";
 }

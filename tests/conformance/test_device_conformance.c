@@ -299,6 +299,42 @@ static void test_sync_timeout(const zb_device_backend *b) {
 
 /* ---- memory ---------------------------------------------------------------------- */
 
+/* Host staging memory (device.h): where the device's memory is host memory
+ * (cpu) alloc takes the host tag; elsewhere alloc_host takes it and only it,
+ * and alloc refuses it. Either way the bytes are counted under the tag and
+ * stay out of the live and peak totals, which are device memory. */
+static void test_host_staging_memory(zb_device *dev) {
+    const size_t H = 12345;
+    bool host = zb_dev_mem_is_host(dev);
+    if (!host && !dev->ops->alloc_host) {
+        printf("# %s: no host staging memory, host_staging not checked\n", backend);
+        return;
+    }
+    zb_mem_stats s0, st;
+    dev->ops->mem_reset_peak(dev);
+    dev->ops->mem_stats(dev, &s0);
+    void *h = NULL, *bad = NULL;
+    if (host) {
+        ZB_CHECK_OK(zb_dev_alloc(dev, H, ZB_MEM_HOST_STAGING, &h));
+    } else {
+        ZB_CHECK(zb_dev_alloc(dev, H, ZB_MEM_HOST_STAGING, &bad) == ZB_ERR_INVALID && !bad);
+        ZB_CHECK(dev->ops->alloc_host(dev, H, ZB_MEM_COMM_BUFFER, &bad) == ZB_ERR_INVALID && !bad);
+        zb_error_clear();
+        ZB_CHECK_OK(dev->ops->alloc_host(dev, H, ZB_MEM_HOST_STAGING, &h));
+    }
+    dev->ops->mem_stats(dev, &st);
+    ZB_CHECK(st.live_bytes[ZB_MEM_HOST_STAGING] - s0.live_bytes[ZB_MEM_HOST_STAGING] == H);
+    ZB_CHECK(st.peak_bytes[ZB_MEM_HOST_STAGING] - s0.live_bytes[ZB_MEM_HOST_STAGING] == H);
+    ZB_CHECK_MSG(st.live_total_bytes == s0.live_total_bytes && st.peak_total_bytes == s0.peak_total_bytes,
+                 "%s: %zu bytes of host staging moved the device totals (live %zu -> %zu, peak %zu -> %zu)",
+                 backend, H, s0.live_total_bytes, st.live_total_bytes, s0.peak_total_bytes, st.peak_total_bytes);
+    if (host) zb_dev_free(dev, h);
+    else dev->ops->free_host(dev, h);
+    dev->ops->mem_stats(dev, &st);
+    ZB_CHECK(st.live_bytes[ZB_MEM_HOST_STAGING] == s0.live_bytes[ZB_MEM_HOST_STAGING]);
+    ZB_CHECK(st.live_total_bytes == s0.live_total_bytes && st.peak_total_bytes == s0.peak_total_bytes);
+}
+
 static void test_memory(zb_device *dev) {
     zb_mem_stats s0, st;
     dev->ops->mem_stats(dev, &s0);
@@ -335,6 +371,7 @@ static void test_memory(zb_device *dev) {
     dev->ops->mem_stats(dev, &st);
     ZB_CHECK(st.live_total_bytes == s0.live_total_bytes);
     for (int t = 0; t < ZB_MEM_TAG_COUNT; t++) ZB_CHECK(st.live_bytes[t] == s0.live_bytes[t]);
+    test_host_staging_memory(dev);
     void *bad = NULL;
     ZB_CHECK(zb_dev_alloc(dev, 16, ZB_MEM_TAG_COUNT, &bad) == ZB_ERR_INVALID);
     zb_status big = zb_dev_alloc(dev, (size_t)-1, ZB_MEM_WORKSPACE, &bad); /* no machine has it */

@@ -184,13 +184,13 @@ int main(int argc, char **argv) {
         check_opposite_orders(&e);
         zb_mem_stats ms;
         e.dev->ops->mem_stats(e.dev, &ms);
-        ZB_CHECK_MSG(ms.live_bytes[ZB_MEM_COMM_BUFFER] >= ((size_t)5 << 20) * sizeof(float) * (size_t)e.n &&
-                     ms.live_bytes[ZB_MEM_COMM_BUFFER] % ZB_STAGE_GRANULE_BYTES == 0,
-                     "staging bytes counted: %zu", ms.live_bytes[ZB_MEM_COMM_BUFFER]);
+        ZB_CHECK_MSG(ms.live_bytes[ZB_MEM_HOST_STAGING] >= ((size_t)5 << 20) * sizeof(float) * (size_t)e.n &&
+                     ms.live_bytes[ZB_MEM_HOST_STAGING] % ZB_STAGE_GRANULE_BYTES == 0,
+                     "staging bytes counted: %zu", ms.live_bytes[ZB_MEM_HOST_STAGING]);
         zb_comm_destroy(e.comm);
         e.dev->ops->mem_stats(e.dev, &ms);
-        ZB_CHECK_MSG(ms.live_bytes[ZB_MEM_COMM_BUFFER] == 0, "staging left after destroy: %zu bytes",
-                     ms.live_bytes[ZB_MEM_COMM_BUFFER]);
+        ZB_CHECK_MSG(ms.live_bytes[ZB_MEM_HOST_STAGING] == 0, "staging left after destroy: %zu bytes",
+                     ms.live_bytes[ZB_MEM_HOST_STAGING]);
     }
     e.dev->ops->stream_destroy(e.streams[0]);
     e.dev->ops->stream_destroy(e.streams[1]);

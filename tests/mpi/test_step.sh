@@ -41,6 +41,12 @@ for r in both:
     check(m["comm_bytes_per_step"] == m["comm_bytes_formula"], f"comm bytes = formula ({r['mode']})")
     check(m["peak_mem_by_tag_bytes"]["param_shard"] == m["ledger_by_tag_bytes"]["param_shard"], "param ledger")
     check(m["step_time_ms"] > 0 and m["tokens_per_s"] > 0 and m["mfu_pct"] > 0, "positive times")
+# cpu stages nothing: the host-staging tag is 0 in the peaks and the ledger,
+# and the tables print no host staging line or column.
+check(all(r["metrics"]["peak_mem_by_tag_bytes"]["host_staging"] == 0 == r["metrics"]["ledger_by_tag_bytes"]["host_staging"]
+          for r in both), "cpu: host_staging is 0")
+out = open(f"{d}/both.out").read()
+check("host staging" not in out and "host_staging" not in out, "cpu: no host staging line or column")
 sync, pre = both[0]["metrics"], both[1]["metrics"]
 check(sync["overlap_pct"] == 0.0, f"sync overlap is {sync['overlap_pct']}")
 check(sync["loss"] == pre["loss"] and sync["loss_first"] == pre["loss_first"], "identical losses")

@@ -115,6 +115,9 @@ static void test_gpu_present(const zb_device_backend *cuda) {
         zb_cuda_meminfo mi;
         ZB_CHECK_OK(zb_device_cuda_meminfo(dev, &mi));
         ZB_CHECK(mi.total_bytes > 0 && mi.used_at_create_bytes > 0);
+        /* The GPU's identity, as nvidia-smi prints it, for ranks to compare. */
+        ZB_CHECK(strncmp(mv.device_id, "GPU-", 4) == 0 && strlen(mv.device_id) == 40 &&
+                 strcmp(mv.device_id, mi.uuid) == 0);
         zb_dev_destroy(dev);
     }
     zb_backends b;

@@ -3,8 +3,9 @@
  * allocations, frees and peak resets runs against both the CPU pool
  * (cpu_mempool.h) and the accounting (keyed by the pool's pointers); live
  * and peak bytes, per tag and in total, must agree after every step. Also:
- * bad input (double and foreign frees, duplicates, bad tags) and many
- * entries removed in random order (the hash table's deletion). */
+ * bad input (double and foreign frees, duplicates, bad tags), many
+ * entries removed in random order (the hash table's deletion), and host
+ * tags (pinned staging) kept per tag but out of the device totals, in both. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,12 +115,13 @@ static void test_many_entries(void) {
     enum { N = 20000 };
     char *base = (char *)malloc((size_t)N * 256);
     int *order = (int *)malloc(N * sizeof *order);
-    size_t expect = 0;
+    size_t expect = 0, expect_device = 0;
     for (int i = 0; i < N; i++) {
         order[i] = i;
-        ZB_CHECK_OK(zb_mem_account_add(&a, base + (size_t)i * 256, (size_t)i + 1,
-                                       (zb_mem_tag)(i % ZB_MEM_TAG_COUNT)));
+        zb_mem_tag tag = (zb_mem_tag)(i % ZB_MEM_TAG_COUNT);
+        ZB_CHECK_OK(zb_mem_account_add(&a, base + (size_t)i * 256, (size_t)i + 1, tag));
         expect += (size_t)i + 1;
+        if (!zb_mem_tag_is_host(tag)) expect_device += (size_t)i + 1;
     }
     size_t sum = 0;
     zb_mem_account_each(&a, add_size, &sum);
@@ -143,15 +145,69 @@ static void test_many_entries(void) {
     zb_mem_stats s;
     zb_mem_account_stats(&a, &s);
     ZB_CHECK(zb_mem_account_count(&a) == 0 && s.live_total_bytes == 0 &&
-             s.peak_total_bytes == expect);
+             s.peak_total_bytes == expect_device && expect_device < expect);
     free(order);
     free(base);
     zb_mem_account_destroy(&a);
+}
+
+/* One sequence on both the pool and the accounting: device bytes D, host
+ * staging bytes H. The staging has its per-tag live and peak bytes; the
+ * totals (device memory, device.h) never see it, in either. */
+static void check_host_tag(const char *who, const zb_mem_stats *s, size_t live_h, size_t peak_h, size_t live_d,
+                           size_t peak_d) {
+    ZB_CHECK_MSG(s->live_bytes[ZB_MEM_HOST_STAGING] == live_h && s->peak_bytes[ZB_MEM_HOST_STAGING] == peak_h &&
+                     s->live_total_bytes == live_d && s->peak_total_bytes == peak_d,
+                 "%s: host staging live %zu peak %zu (expected %zu, %zu); totals live %zu peak %zu (expected %zu, "
+                 "%zu: device memory only)", who, s->live_bytes[ZB_MEM_HOST_STAGING],
+                 s->peak_bytes[ZB_MEM_HOST_STAGING], live_h, peak_h, s->live_total_bytes, s->peak_total_bytes,
+                 live_d, peak_d);
+}
+
+static void test_host_tag_out_of_totals(void) {
+    ZB_CHECK(zb_mem_tag_is_host(ZB_MEM_HOST_STAGING));
+    for (int t = 0; t < ZB_MEM_TAG_COUNT; t++) {
+        if (t != ZB_MEM_HOST_STAGING) ZB_CHECK(!zb_mem_tag_is_host((zb_mem_tag)t));
+    }
+    ZB_CHECK(strcmp(zb_mem_tag_name(ZB_MEM_HOST_STAGING), "host_staging") == 0);
+    const size_t D = 3000, H = 70000;
+    zb_mempool pool;
+    zb_mem_account acct;
+    ZB_CHECK_OK(zb_mempool_init(&pool));
+    ZB_CHECK_OK(zb_mem_account_init(&acct));
+    void *d = NULL, *h = NULL;
+    ZB_CHECK_OK(zb_mempool_alloc(&pool, D, ZB_MEM_ACTIVATION, &d));
+    ZB_CHECK_OK(zb_mempool_alloc(&pool, H, ZB_MEM_HOST_STAGING, &h));
+    ZB_CHECK_OK(zb_mem_account_add(&acct, d, D, ZB_MEM_ACTIVATION));
+    ZB_CHECK_OK(zb_mem_account_add(&acct, h, H, ZB_MEM_HOST_STAGING));
+    zb_mem_stats a, b;
+    zb_mempool_stats(&pool, &a);
+    zb_mem_account_stats(&acct, &b);
+    check_host_tag("pool", &a, H, H, D, D);
+    check_host_tag("accounting", &b, H, H, D, D);
+    /* Freed and reset: the staging's peak goes to 0, the device's stays D. */
+    zb_mempool_free(&pool, h);
+    ZB_CHECK_OK(zb_mem_account_remove(&acct, h, NULL, NULL));
+    zb_mempool_stats(&pool, &a);
+    zb_mem_account_stats(&acct, &b);
+    check_host_tag("pool after free", &a, 0, H, D, D);
+    check_host_tag("accounting after free", &b, 0, H, D, D);
+    zb_mempool_reset_peak(&pool);
+    zb_mem_account_reset_peak(&acct);
+    zb_mempool_stats(&pool, &a);
+    zb_mem_account_stats(&acct, &b);
+    check_host_tag("pool after reset", &a, 0, 0, D, D);
+    check_host_tag("accounting after reset", &b, 0, 0, D, D);
+    zb_mempool_free(&pool, d);
+    ZB_CHECK_OK(zb_mem_account_remove(&acct, d, NULL, NULL));
+    zb_mem_account_destroy(&acct);
+    zb_mempool_destroy(&pool);
 }
 
 int main(void) {
     test_matches_cpu_pool();
     test_bad_input();
     test_many_entries();
+    test_host_tag_out_of_totals();
     return zb_test_finish("test_mem_account");
 }

@@ -162,7 +162,7 @@ static zb_status stage_reserve(mpi_comm *c, int slot, size_t need, char **out) {
             c->stage[slot] = NULL;
             c->stage_bytes[slot] = 0;
         }
-        ZB_TRY(dev->ops->alloc_host(dev, cap, ZB_MEM_COMM_BUFFER, &c->stage[slot]));
+        ZB_TRY(dev->ops->alloc_host(dev, cap, ZB_MEM_HOST_STAGING, &c->stage[slot]));
         c->stage_bytes[slot] = cap;
     }
     *out = (char *)c->stage[slot];

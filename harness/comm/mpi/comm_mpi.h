@@ -13,7 +13,7 @@ extern "C" {
  * `streams`. Every rank must call it with the same number of streams. The
  * device must run host ops (launch_host); where its memory is not host
  * memory (cuda) every collective is staged through a pinned host buffer
- * per stream (grow-only, counted under ZB_MEM_COMM_BUFFER), which destroy
+ * per stream (grow-only, counted under ZB_MEM_HOST_STAGING, host memory), which destroy
  * frees after waiting for the streams: destroy the comm before its streams.
  * ZB_ERR_UNSUPPORTED for a device that can do neither. */
 zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_streams,

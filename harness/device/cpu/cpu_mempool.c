@@ -72,14 +72,15 @@ static zb_pool_block *zb_pool_take_cached(zb_mempool *p, size_t block_bytes) {
 
 static void zb_pool_account(zb_mempool *p, zb_mem_tag tag, size_t n_bytes, int sign) {
     zb_mem_stats *s = &p->stats;
+    bool in_total = !zb_mem_tag_is_host(tag); /* the totals are device memory (device.h) */
     if (sign > 0) {
         s->live_bytes[tag] += n_bytes;
-        s->live_total_bytes += n_bytes;
         if (s->live_bytes[tag] > s->peak_bytes[tag]) s->peak_bytes[tag] = s->live_bytes[tag];
+        if (in_total) s->live_total_bytes += n_bytes;
         if (s->live_total_bytes > s->peak_total_bytes) s->peak_total_bytes = s->live_total_bytes;
     } else {
         s->live_bytes[tag] -= n_bytes;
-        s->live_total_bytes -= n_bytes;
+        if (in_total) s->live_total_bytes -= n_bytes;
     }
 }
 

@@ -65,6 +65,7 @@ static zb_status cuda_mem_view(zb_device *dev, zb_dev_mem_view *out) {
     out->pool_reserved_high_bytes = mi.pool_reserved_high_bytes;
     out->device_used_high_bytes = mi.used_high_bytes;
     out->library_bytes = mi.other_bytes;
+    snprintf(out->device_id, sizeof out->device_id, "%s", mi.uuid);
     return ZB_OK;
 }
 

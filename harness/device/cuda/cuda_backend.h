@@ -67,6 +67,8 @@ typedef struct zb_cuda_meminfo {
     size_t pool_used_high_bytes;
     size_t other_bytes; /* (total - free) - pool reserved, now: everything
                            outside the pool (context, NCCL, libraries) */
+    char uuid[48];      /* the GPU's UUID as nvidia-smi prints it ("GPU-..."):
+                           what tells ranks sharing the GPU apart */
 } zb_cuda_meminfo;
 
 /* Fills `out`; ZB_ERR_INVALID when `dev` is not a CUDA device. */

@@ -355,13 +355,15 @@ bool zb_cuda_mem_is_host(const zb_device *dev) {
     return false;
 }
 
-/* Counted in the device's ledger under `tag`, like device memory. */
+/* Counted in the device's ledger under a host tag: per tag, out of the
+ * device totals (device.h). */
 zb_status zb_cuda_alloc_host(zb_device *zd, size_t n_bytes, zb_mem_tag tag, void **out) {
     cuda_device *d = cuda_dev(zd);
     int rank = zd->cfg.rank;
     *out = NULL;
-    if ((int)tag < 0 || tag >= ZB_MEM_TAG_COUNT) {
-        return ZB_FAIL(ZB_ERR_INVALID, "memory tag %d out of range", (int)tag);
+    if ((int)tag < 0 || tag >= ZB_MEM_TAG_COUNT || !zb_mem_tag_is_host(tag)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "rank %d: pinned host memory asked under tag %s: only a host tag "
+                       "(host_staging) is accepted", rank, zb_mem_tag_name(tag));
     }
     ZB_CUDA_TRY(rank, cudaSetDevice(d->ordinal));
     void *p = NULL;

@@ -113,6 +113,10 @@ zb_status zb_cuda_alloc(zb_device *zd, size_t n_bytes, zb_mem_tag tag, void **ou
     if ((int)tag < 0 || tag >= ZB_MEM_TAG_COUNT) {
         return ZB_FAIL(ZB_ERR_INVALID, "memory tag %d out of range", (int)tag);
     }
+    if (zb_mem_tag_is_host(tag)) { /* device memory under a host tag would leave the totals */
+        return ZB_FAIL(ZB_ERR_INVALID, "rank %d: tag %s is host memory: allocate it with alloc_host", rank,
+                       zb_mem_tag_name(tag));
+    }
     ZB_CUDA_TRY(rank, cudaSetDevice(d->ordinal));
     void *p = NULL;
     size_t bytes = n_bytes ? n_bytes : 1;
@@ -215,5 +219,13 @@ zb_status zb_device_cuda_meminfo(zb_device *zd, zb_cuda_meminfo *out) {
     out->pool_used_high_bytes = (size_t)pool_attr(d, cudaMemPoolAttrUsedMemHigh);
     size_t used = t - f;
     out->other_bytes = used > out->pool_reserved_bytes ? used - out->pool_reserved_bytes : 0;
+    /* cudaMemGetInfo is device-wide: the UUID lets the caller find the
+     * other ranks on this GPU (docs/design.md §9). */
+    struct cudaDeviceProp prop;
+    ZB_CUDA_TRY(zd->cfg.rank, cudaGetDeviceProperties(&prop, d->ordinal));
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(out->uuid, sizeof out->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     return ZB_OK;
 }
