@@ -34,6 +34,11 @@ typedef struct zb_step_stats {
     bool device_view;
     size_t pool_reserved_high_bytes, device_used_high_bytes, library_bytes;
     size_t dropped_records;
+    /* The device tracer's own losses in this run, summed over ranks;
+     * tracer_ran false (JSON null) where no rank's device has a tracer
+     * running (the cpu device records its own ops). */
+    bool tracer_ran;
+    zb_tracer_stats tracer;
     float loss_first, loss_last;
 } zb_step_stats;
 
@@ -44,6 +49,14 @@ typedef struct zb_step_plan {
     zb_flops_breakdown flops; /* per token */
     zb_flops_convention convention;
 } zb_step_plan;
+
+/* The device tracer's counts so far: true when a tracer runs and reports
+ * them (the entry's tracer_stats), else false and *out zeroed. */
+bool zb_step_tracer_read(const zb_backends *b, zb_tracer_stats *out);
+
+/* What a window added: each count of `after` less `before` (the name from
+ * `after`). */
+void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats *after, zb_tracer_stats *out);
 
 /* Runs warm-up and measured steps of one configuration (collective). */
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);

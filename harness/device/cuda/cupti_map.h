@@ -239,6 +239,12 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t);
 
 void zb_cupti_map_get_stats(zb_cupti_map *m, zb_cupti_stats *out);
 
+/* The mapping's losses as the registry's backend-neutral tracer counts
+ * (zb_tracer_stats, device_backend.h; cupti_stats.c): dropped,
+ * zero-timestamp and inverted records, buffer errors. */
+struct zb_tracer_stats;
+void zb_cupti_tracer_stats(const zb_cupti_stats *s, struct zb_tracer_stats *out);
+
 /* Short name of a kernel: "_Z12gemm_kernelPf" -> "gemm_kernel",
  * "_ZN4ns_a3fooEv" -> "ns_a::foo", "foo(int)" -> "foo"; anything else is
  * copied. Always terminated; truncated to out_size - 1. */
