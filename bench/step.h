@@ -54,8 +54,8 @@ typedef struct zb_step_plan {
  * them (the entry's tracer_stats), else false and *out zeroed. */
 bool zb_step_tracer_read(const zb_backends *b, zb_tracer_stats *out);
 
-/* What a window added: each count of `after` less `before` (the name from
- * `after`). */
+/* What a window added: each count of `after` less `before` (the name and
+ * the note from `after`). */
 void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats *after, zb_tracer_stats *out);
 
 /* Runs warm-up and measured steps of one configuration (collective). */

@@ -229,6 +229,13 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                 (unsigned long long)t->inverted, (unsigned long long)t->buffer_errors,
                 lost ? ": its trace metrics are incomplete" : "");
     }
+    /* The tracer's clock, said once: its records were converted to the harness clock. */
+    for (int i = 0; i < n_runs; i++) {
+        if (runs[i].tracer_ran && runs[i].tracer.note[0]) {
+            fprintf(f, "# %s\n", runs[i].tracer.note);
+            break;
+        }
+    }
 }
 
 zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {

@@ -113,6 +113,7 @@ void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats
     zb_tracer_stats w;
     memset(&w, 0, sizeof w);
     w.name = after->name;
+    memcpy(w.note, after->note, sizeof w.note);
     w.records_dropped = after->records_dropped - before->records_dropped;
     w.zero_timestamps = after->zero_timestamps - before->zero_timestamps;
     w.inverted = after->inverted - before->inverted;
@@ -133,6 +134,7 @@ static zb_status tracer_window(zb_bench_ctx *ctx, bool ran, const zb_tracer_stat
                                     "summing the device tracer's losses", ctx->cfg->timeout_s));
     out->tracer_ran = all[0] > 0;
     out->tracer.name = w.name ? w.name : "the device tracer";
+    memcpy(out->tracer.note, w.note, sizeof out->tracer.note); /* this rank's */
     out->tracer.records_dropped = all[1];
     out->tracer.zero_timestamps = all[2];
     out->tracer.inverted = all[3];

@@ -40,6 +40,8 @@ typedef struct zb_dev_mem_view {
     size_t library_bytes;
 } zb_dev_mem_view;
 
+#define ZB_TRACER_NOTE_MAX 256
+
 /* A device tracer's own losses (what it could not deliver), counted since
  * it started, whatever the tracer: the step reports what each run added
  * (docs/design.md §7, the tracer_* metrics). */
@@ -49,6 +51,9 @@ typedef struct zb_tracer_stats {
     uint64_t zero_timestamps; /* delivered without a start or end time: left out */
     uint64_t inverted;        /* ending before they started: left out */
     uint64_t buffer_errors;   /* buffers it could not allocate or read: their records lost */
+    /* One line when its records reach the harness clock by conversion from
+     * another clock (docs/design.md §9), else "". */
+    char note[ZB_TRACER_NOTE_MAX];
 } zb_tracer_stats;
 
 typedef struct zb_device_backend {

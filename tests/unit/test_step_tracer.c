@@ -7,7 +7,9 @@
  * tracer_inverted_records and tracer_buffer_errors under "metrics" (integers
  * where a tracer ran, null where none did, as on the cpu device) next to the
  * unchanged trace_records_dropped; the table's notes name the losses of
- * each traced run (a WARNING when any), and say nothing where no tracer ran. */
+ * each traced run (a WARNING when any), and say nothing where no tracer ran.
+ * The tracer's clock note (records converted from another clock) reaches
+ * the window, the table's notes (once) and the meta's tracer_note. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,33 @@ static void test_read_and_window(void) {
     ZB_CHECK(w.inverted == 3);
     ZB_CHECK(w.buffer_errors == 1);
     ZB_CHECK(w.name && strcmp(w.name, "FAKE") == 0);
+    ZB_CHECK(w.note[0] == '\0');
+    snprintf(g_fake.note, sizeof g_fake.note, "FAKE clock is 2 s behind: converted");
+    ZB_CHECK(zb_step_tracer_read(&b, &after));
+    zb_tracer_stats_window(&before, &after, &w);
+    ZB_CHECK(strcmp(w.note, "FAKE clock is 2 s behind: converted") == 0);
+
+    /* The meta says it too, only while a tracer with a note runs. */
+    zb_comm_backend comm = {.name = "fakecomm"};
+    b.comm = &comm;
+    json_t *meta = json_object();
+    zb_backends_meta(&b, 0, meta);
+    const json_t *note = json_object_get(meta, "tracer_note");
+    ZB_CHECK(note && strcmp(json_string_value(note), "FAKE clock is 2 s behind: converted") == 0);
+    json_decref(meta);
+    g_fake.note[0] = '\0';
+    meta = json_object();
+    zb_backends_meta(&b, 0, meta);
+    ZB_CHECK(json_object_get(meta, "tracer_note") == NULL);
+    json_decref(meta);
+    snprintf(g_fake.note, sizeof g_fake.note, "FAKE clock is 2 s behind: converted");
+    b.tracer_active = false;
+    meta = json_object();
+    zb_backends_meta(&b, 0, meta);
+    ZB_CHECK(json_object_get(meta, "tracer_note") == NULL);
+    json_decref(meta);
+    b.tracer_active = true;
+    g_fake.note[0] = '\0';
 
     /* No tracer running, none offered, or one that cannot say: nothing. */
     b.tracer_active = false;
@@ -151,6 +180,8 @@ static void test_report_traced(void) {
     runs[1].tracer.zero_timestamps = 2;
     runs[1].tracer.inverted = 1;
     runs[1].tracer.buffer_errors = 4;
+    const char *clock = "CUPTI clock is 1.7e+09 s ahead of CLOCK_MONOTONIC: records converted (why)";
+    for (int i = 0; i < 2; i++) snprintf(runs[i].tracer.note, sizeof runs[i].tracer.note, "%s", clock);
     zb_report *rep = zb_report_new();
     char *text = report(rep, runs, 2);
     ZB_CHECK(zb_report_n_runs(rep) == 2);
@@ -168,6 +199,10 @@ static void test_report_traced(void) {
                                       "2 without timestamps, 1 inverted, 4 buffer errors: its trace metrics "
                                       "are incomplete\n"),
                  "no prefetch warning in:\n%s", text ? text : "");
+    const char *at = text ? strstr(text, "\n# CUPTI clock is 1.7e+09 s ahead of CLOCK_MONOTONIC: records converted "
+                                         "(why)\n") : NULL;
+    ZB_CHECK_MSG(at && !strstr(at + 2, "# CUPTI clock"), "the clock note is not there once in:\n%s",
+                 text ? text : "");
     free(text);
     zb_report_free(rep);
 }
@@ -176,6 +211,7 @@ static void test_report_untraced(void) {
     zb_step_stats runs[1];
     base_run(&runs[0], ZB_MODE_PREFETCH);
     runs[0].tracer.records_dropped = 9; /* ignored: no tracer ran */
+    snprintf(runs[0].tracer.note, sizeof runs[0].tracer.note, "stale clock note");
     zb_report *rep = zb_report_new();
     char *text = report(rep, runs, 1);
     const char *keys[] = {"tracer_records_dropped", "tracer_zero_timestamps", "tracer_inverted_records",
@@ -184,7 +220,8 @@ static void test_report_untraced(void) {
         ZB_CHECK_MSG(metric_of(rep, 0, keys[k]) == -1, "%s is not null without a tracer", keys[k]);
     }
     ZB_CHECK(metric_of(rep, 0, "trace_records_dropped") == 6);
-    ZB_CHECK_MSG(text && !strstr(text, "own losses"), "a tracer note without a tracer:\n%s", text ? text : "");
+    ZB_CHECK_MSG(text && !strstr(text, "own losses") && !strstr(text, "stale clock note"),
+                 "a tracer note without a tracer:\n%s", text ? text : "");
     free(text);
     zb_report_free(rep);
 }

@@ -62,6 +62,7 @@ static zb_status cuda_tracer_stats(zb_tracer_stats *out) {
     zb_cupti_stats s;
     ZB_TRY(zb_cupti_get_stats(&s));
     zb_cupti_tracer_stats(&s, out);
+    snprintf(out->note, sizeof out->note, "%s", zb_cupti_clock_note());
     return ZB_OK;
 }
 
