@@ -38,6 +38,11 @@ typedef struct zb_step_stats {
      * figures that include the other ranks (docs/design.md §9). */
     int device_sharing_ranks;
     size_t dropped_records;
+    /* The device tracer's own losses in this run, summed over ranks;
+     * tracer_ran false (JSON null) where no rank's device has a tracer
+     * running (the cpu device records its own ops). */
+    bool tracer_ran;
+    zb_tracer_stats tracer;
     float loss_first, loss_last;
 } zb_step_stats;
 
@@ -53,6 +58,14 @@ typedef struct zb_step_plan {
  * each rank's zb_dev_mem_view.device_id, id_bytes apart. An empty id is
  * unknown and shares with no one: 1. */
 int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank);
+
+/* The device tracer's counts so far: true when a tracer runs and reports
+ * them (the entry's tracer_stats), else false and *out zeroed. */
+bool zb_step_tracer_read(const zb_backends *b, zb_tracer_stats *out);
+
+/* What a window added: each count of `after` less `before` (the name and
+ * the note from `after`). */
+void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats *after, zb_tracer_stats *out);
 
 /* Runs warm-up and measured steps of one configuration (collective). */
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);

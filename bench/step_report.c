@@ -1,9 +1,9 @@
 /* The step benchmark's outputs: the side-by-side table (one row per stage and
  * schedule, with the change against sync), the memory and traffic table
  * (measured per-tag peaks next to the ledger, counted comm bytes next to the
- * formula), and one JSON run per row (docs/design.md's metric names); each
- * run described once, as one list of fields (row.h) that both tables and
- * the JSON are written from. */
+ * formula), the device tracer's own losses as notes, and one JSON run per
+ * row (docs/design.md's metric names); each run described once, as one list
+ * of fields (row.h) that both tables and the JSON are written from. */
 #include <math.h>
 #include <string.h>
 
@@ -160,6 +160,21 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
     return n;
 }
 
+/* The device tracer's own losses in the run: integers, null where no
+ * tracer ran (the cpu device). */
+static int tracer_fields(zb_field *f, const zb_step_stats *r) {
+    const zb_tracer_stats *t = &r->tracer;
+    const struct { const char *key; uint64_t v; } counts[] = {
+        {"tracer_records_dropped", t->records_dropped}, {"tracer_zero_timestamps", t->zero_timestamps},
+        {"tracer_inverted_records", t->inverted}, {"tracer_buffer_errors", t->buffer_errors}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        f[n] = json_int(counts[i].key, NULL, true, (int64_t)counts[i].v);
+        f[n++].null = !r->tracer_ran;
+    }
+    return n;
+}
+
 static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs,
                          int n_runs, const zb_step_stats *r) {
     zb_field f[ROW_FIELDS];
@@ -168,6 +183,7 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     n += memory_fields(f + n, r);
     f[n++] = metric("model_flops_per_token", NULL, NULL, 0, plan->flops.model_flops);
     f[n++] = json_int("trace_records_dropped", NULL, true, (int64_t)r->dropped_records);
+    n += tracer_fields(f + n, r);
     f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
     f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
     f[n++].na = NULL;
@@ -224,6 +240,24 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
         if (runs[i].dropped_records) {
             fprintf(f, "# WARNING: %zu trace records dropped in stage %d %s: its trace metrics are incomplete\n",
                     runs[i].dropped_records, runs[i].stage, mode_name(runs[i].mode));
+        }
+    }
+    for (int i = 0; i < n_runs; i++) {
+        const zb_tracer_stats *t = &runs[i].tracer;
+        if (!runs[i].tracer_ran) continue;
+        bool lost = t->records_dropped || t->zero_timestamps || t->inverted || t->buffer_errors;
+        fprintf(f, "# %s%s's own losses in stage %d %s: %llu records dropped, %llu without timestamps, "
+                   "%llu inverted, %llu buffer errors%s\n",
+                lost ? "WARNING: " : "", t->name, runs[i].stage, mode_name(runs[i].mode),
+                (unsigned long long)t->records_dropped, (unsigned long long)t->zero_timestamps,
+                (unsigned long long)t->inverted, (unsigned long long)t->buffer_errors,
+                lost ? ": its trace metrics are incomplete" : "");
+    }
+    /* The tracer's clock, said once: its records were converted to the harness clock. */
+    for (int i = 0; i < n_runs; i++) {
+        if (runs[i].tracer_ran && runs[i].tracer.note[0]) {
+            fprintf(f, "# %s\n", runs[i].tracer.note);
+            break;
         }
     }
 }

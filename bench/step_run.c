@@ -4,7 +4,9 @@
  * the maximum over ranks, median over the measured steps (docs/design.md §6).
  * Overlap, exposed comm, compute and comm time come from the trace records
  * each step left on each rank (the comm stream's records are comm), medians
- * over steps and ranks. A NaN or infinite loss stops the run. */
+ * over steps and ranks. The device tracer's own losses (CUPTI's dropped
+ * records, ...) are what the run added, summed over ranks. A NaN or
+ * infinite loss stops the run. */
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -97,6 +99,49 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
     return ZB_OK;
 }
 
+bool zb_step_tracer_read(const zb_backends *b, zb_tracer_stats *out) {
+    memset(out, 0, sizeof *out);
+    if (!b->tracer_active || !b->device->tracer_stats) return false;
+    if (b->device->tracer_stats(out) != ZB_OK) {
+        memset(out, 0, sizeof *out);
+        return false;
+    }
+    return true;
+}
+
+void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats *after, zb_tracer_stats *out) {
+    zb_tracer_stats w;
+    memset(&w, 0, sizeof w);
+    w.name = after->name;
+    memcpy(w.note, after->note, sizeof w.note);
+    w.records_dropped = after->records_dropped - before->records_dropped;
+    w.zero_timestamps = after->zero_timestamps - before->zero_timestamps;
+    w.inverted = after->inverted - before->inverted;
+    w.buffer_errors = after->buffer_errors - before->buffer_errors;
+    *out = w;
+}
+
+/* The run's tracer losses over all ranks (collective: every rank takes
+ * part, a rank without a tracer with zeros): null only where none ran. */
+static zb_status tracer_window(zb_bench_ctx *ctx, bool ran, const zb_tracer_stats *before, zb_step_stats *out) {
+    zb_tracer_stats after, w;
+    memset(&w, 0, sizeof w);
+    if (ran && zb_step_tracer_read(&ctx->backends, &after)) zb_tracer_stats_window(before, &after, &w);
+    else ran = false;
+    uint64_t mine[5] = {ran ? 1u : 0u, w.records_dropped, w.zero_timestamps, w.inverted, w.buffer_errors};
+    uint64_t all[5];
+    ZB_TRY(zb_mpi_allreduce_bounded(mine, all, 5, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD,
+                                    "summing the device tracer's losses", ctx->cfg->timeout_s));
+    out->tracer_ran = all[0] > 0;
+    out->tracer.name = w.name ? w.name : "the device tracer";
+    memcpy(out->tracer.note, w.note, sizeof out->tracer.note); /* this rank's */
+    out->tracer.records_dropped = all[1];
+    out->tracer.zero_timestamps = all[2];
+    out->tracer.inverted = all[3];
+    out->tracer.buffer_errors = all[4];
+    return ZB_OK;
+}
+
 static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
     int steps = (int)ctx->cfg->steps, n = ctx->topo.n_ranks;
     out->steps = steps;
@@ -169,6 +214,8 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
     ps.compute = block + 3 * steps;
     ps.comm = block + 4 * steps;
     size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
+    zb_tracer_stats tracer_before;
+    bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
     ctx->dev->ops->mem_reset_peak(ctx->dev);
     zb_engine *e = NULL;
     zb_status st = zb_engine_create(&plan->engine, ctx->dev, ctx->comm, ctx->compute, ctx->comm_stream, &e);
@@ -182,6 +229,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
         out->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
         st = mem_view(ctx, out);
+        if (st == ZB_OK) st = tracer_window(ctx, tracer_ran, &tracer_before, out);
         if (st == ZB_OK) st = summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);

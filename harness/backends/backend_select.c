@@ -152,6 +152,11 @@ void zb_backends_meta(const zb_backends *b, int local_rank, json_t *meta) {
     if (b->device->tracer_meta_key) {
         json_object_set_new(meta, b->device->tracer_meta_key, json_boolean(b->tracer_active));
     }
+    /* A tracer whose records were converted from another clock says so. */
+    zb_tracer_stats ts;
+    if (b->tracer_active && b->device->tracer_stats && b->device->tracer_stats(&ts) == ZB_OK && ts.note[0]) {
+        json_object_set_new(meta, "tracer_note", json_string(ts.note));
+    }
     if (b->comm->meta) (void)b->comm->meta(meta);
 }
 

@@ -65,7 +65,8 @@ bool zb_backends_traced(const zb_backends *b);
 const char *zb_backends_default_hw(const zb_backends *b, int local_rank);
 
 /* backend, comm, the note and each backend's facts (GPU, driver, NCCL
- * versions, whether the tracer ran) into the meta. */
+ * versions, whether the tracer ran, tracer_note when its records were
+ * converted from another clock) into the meta. */
 void zb_backends_meta(const zb_backends *b, int local_rank, json_t *meta);
 
 /* Makes the trace records of everything finished so far available (the

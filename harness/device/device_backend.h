@@ -47,6 +47,22 @@ typedef struct zb_dev_mem_view {
     char device_id[ZB_DEV_ID_BYTES];
 } zb_dev_mem_view;
 
+#define ZB_TRACER_NOTE_MAX 256
+
+/* A device tracer's own losses (what it could not deliver), counted since
+ * it started, whatever the tracer: the step reports what each run added
+ * (docs/design.md §7, the tracer_* metrics). */
+typedef struct zb_tracer_stats {
+    const char *name;         /* the tracer, for messages ("CUPTI") */
+    uint64_t records_dropped; /* the tracer had no buffer space for them */
+    uint64_t zero_timestamps; /* delivered without a start or end time: left out */
+    uint64_t inverted;        /* ending before they started: left out */
+    uint64_t buffer_errors;   /* buffers it could not allocate or read: their records lost */
+    /* One line when its records reach the harness clock by conversion from
+     * another clock (docs/design.md §9), else "". */
+    char note[ZB_TRACER_NOTE_MAX];
+} zb_tracer_stats;
+
 typedef struct zb_device_backend {
     const char *name;      /* the --backend value */
     const char *not_built; /* not in this build: why, one line; else NULL */
@@ -76,6 +92,8 @@ typedef struct zb_device_backend {
     void (*tracer_flush)(void);
     void (*tracer_finish)(void);
     const char *tracer_meta_key;
+    /* The tracer's losses so far (zb_tracer_stats), once it started. */
+    zb_status (*tracer_stats)(zb_tracer_stats *out);
     /* The device's view of its memory (zb_dev_mem_view). */
     zb_status (*mem_view)(zb_device *dev, zb_dev_mem_view *out);
     /* gemm --compare-direct's baseline: the library called directly on the

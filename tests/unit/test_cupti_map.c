@@ -3,7 +3,10 @@
  * comm stream -> comm, copies and memsets of a collective -> comm (by
  * correlation, on any stream), other copies as their own kind, zero timestamps and
  * uncorrelated records counted, dropped-record accounting, clock conversion
- * exactness, and the overlap metric on mapped records. Also the tracer API's
+ * exactness, the decision at tracer start on synthetic clock offsets (same
+ * clock within 1 ms, converted and said so beyond, refused without a pair,
+ * with a clock that does not advance or a pair off the model), and the
+ * overlap metric on mapped records. Also the tracer API's
  * not-running paths and the NVTX wrappers (real NVTX3 calls in a CUDA build:
  * without a tool attached they do nothing). Needs no GPU.
  *
@@ -320,6 +323,64 @@ static void test_clock(void) {
     ZB_CHECK(zb_clock_map_convert(&c, c0 + 1) == m0 - 16 && c.max_residual_ns == 0);
 }
 
+/* Three pairs 1 ms apart with CUPTI `ahead` ns ahead of CLOCK_MONOTONIC. */
+static void offset_pairs(zb_clock_map *c, int64_t ahead) {
+    const int64_t m0 = 86400123456789LL;
+    zb_clock_map_init(c);
+    for (int64_t i = 0; i < 3; i++) zb_clock_map_add(c, m0 + ahead + i * 1000000, m0 + i * 1000000, NULL);
+}
+
+static void test_clock_decide(void) {
+    zb_clock_map c;
+    char msg[256];
+    /* The timestamp callback took effect: the same clock, nothing to say. */
+    offset_pairs(&c, 0);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_SAME && msg[0] == '\0');
+    offset_pairs(&c, 500000); /* 500 us: within the bound */
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_SAME && msg[0] == '\0');
+    offset_pairs(&c, -ZB_CLOCK_AGREE_NS);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_SAME);
+    offset_pairs(&c, ZB_CLOCK_AGREE_NS + 1);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_CONVERT);
+    ZB_CHECK_MSG(strstr(msg, "ahead of CLOCK_MONOTONIC: records converted"), "%s", msg);
+    /* CLOCK_REALTIME against CLOCK_MONOTONIC: converted, exactly, and said. */
+    const int64_t realtime = 1700000000000000000LL;
+    offset_pairs(&c, realtime);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_CONVERT);
+    ZB_CHECK_MSG(strcmp(msg, "CUPTI clock is 1.7e+09 s ahead of CLOCK_MONOTONIC: records converted through "
+                             "fitted clock pairs") == 0, "%s", msg);
+    ZB_CHECK(zb_clock_map_convert(&c, 86400123456789LL + realtime + 42) == 86400123456789LL + 42);
+    offset_pairs(&c, -2500000);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_CONVERT);
+    ZB_CHECK_MSG(strstr(msg, "is 0.0025 s behind CLOCK_MONOTONIC"), "%s", msg);
+    /* A pair 5 ms off the model of the earlier ones: refused. */
+    offset_pairs(&c, realtime);
+    zb_clock_map_add(&c, 86400123456789LL + realtime + 3000000, 86400123456789LL + 3000000 + 5000000, NULL);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_REFUSE);
+    ZB_CHECK_MSG(strstr(msg, "disagree by 5000000 ns") && !strchr(msg, '\n'), "%s", msg);
+    /* Off by just the tolerance: still converted. */
+    offset_pairs(&c, realtime);
+    zb_clock_map_add(&c, 86400123456789LL + realtime + 3000000,
+                     86400123456789LL + 3000000 + ZB_CLOCK_MAP_TOLERANCE_NS, NULL);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_CONVERT);
+    /* A CUPTI clock that steps back, or stands still, while CLOCK_MONOTONIC advances. */
+    zb_clock_map_init(&c);
+    zb_clock_map_add(&c, 5000000, 1000, NULL);
+    zb_clock_map_add(&c, 4999990, 2000, NULL); /* 10 ns back: within the residual tolerance */
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_REFUSE);
+    ZB_CHECK_MSG(strstr(msg, "does not advance with CLOCK_MONOTONIC (5000000 then 4999990 ns)"), "%s", msg);
+    zb_clock_map_init(&c);
+    zb_clock_map_add(&c, 5000000, 1000, NULL);
+    zb_clock_map_add(&c, 5000000, 2000, NULL);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_REFUSE);
+    /* No pair at all. */
+    zb_clock_map_init(&c);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_REFUSE && msg[0] != '\0');
+    /* One pair: an offset, decided by its size. */
+    zb_clock_map_add(&c, 100, 100 + 200000, NULL);
+    ZB_CHECK(zb_clock_map_decide(&c, msg, sizeof msg) == ZB_CLOCK_SAME);
+}
+
 static int64_t fake_clock(void *ctx) { return zb_now_ns() + *(const int64_t *)ctx; }
 static int64_t broken_clock(void *ctx) {
     (void)ctx;
@@ -497,6 +558,7 @@ int main(void) {
     test_generations();
     test_clock();
     test_clock_measure();
+    test_clock_decide();
     test_names();
     test_copies_of_collectives();
     test_overlap_on_mapped();

@@ -1,7 +1,8 @@
 /* The cuda backend's registry entry (device_backend.h): probe, create, the
- * CUDA kernel table, the GPU's hardware profile and meta, the CUPTI tracer,
- * the pool's memory view and the direct cuBLASLt GEMM baseline. Built
- * without CUDA, this file alone is compiled, with ZB_BACKEND_OFF saying why. */
+ * CUDA kernel table, the GPU's hardware profile and meta, the CUPTI tracer
+ * and its own losses, the pool's memory view and the direct cuBLASLt GEMM
+ * baseline. Built without CUDA, this file alone is compiled, with
+ * ZB_BACKEND_OFF saying why. */
 #include "device_backend.h"
 
 /* --backend auto tries cuda before cpu (1). */
@@ -57,6 +58,13 @@ static void cuda_meta(int local_rank, json_t *meta) {
 static zb_status cuda_tracer_start(zb_trace *t) { return zb_cupti_start(t, -1); }
 static void cuda_tracer_flush(void) { (void)zb_cupti_flush(); }
 static void cuda_tracer_finish(void) { (void)zb_cupti_stop(); }
+static zb_status cuda_tracer_stats(zb_tracer_stats *out) {
+    zb_cupti_stats s;
+    ZB_TRY(zb_cupti_get_stats(&s));
+    zb_cupti_tracer_stats(&s, out);
+    snprintf(out->note, sizeof out->note, "%s", zb_cupti_clock_note());
+    return ZB_OK;
+}
 
 static zb_status cuda_mem_view(zb_device *dev, zb_dev_mem_view *out) {
     memset(out, 0, sizeof *out);
@@ -83,6 +91,7 @@ const zb_device_backend zb_device_backend_cuda = {
     .tracer_flush = cuda_tracer_flush,
     .tracer_finish = cuda_tracer_finish,
     .tracer_meta_key = "cupti_active",
+    .tracer_stats = cuda_tracer_stats,
     .mem_view = cuda_mem_view,
     .gemm_direct_name = "direct cuBLASLt",
     .gemm_direct_time = zb_cuda_gemm_direct_time,

@@ -5,10 +5,14 @@
  * the stored pairs (two-pass: means first, so large x stay exact enough), and
  * mono = ref_mono + x + round(a + e*x). Keeping x and the unit slope in int64
  * makes a pure offset exact to the nanosecond; only the small correction
- * a + e*x goes through double. */
+ * a + e*x goes through double.
+ *
+ * At tracer start, zb_clock_map_decide says whether the records can be
+ * trusted on the harness clock: never shifted silently (docs/design.md §9). */
 #include "cupti_map.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void zb_clock_map_init(zb_clock_map *m) { memset(m, 0, sizeof *m); }
@@ -90,4 +94,32 @@ zb_status zb_clock_map_measure(zb_clock_map *m, int64_t (*read_other)(void *ctx)
     }
     zb_clock_map_add(m, best_other, best_mid, residual_ns);
     return ZB_OK;
+}
+
+zb_clock_decision zb_clock_map_decide(const zb_clock_map *m, char *msg, size_t n) {
+    if (n) msg[0] = '\0';
+    if (m->n_pairs == 0) {
+        snprintf(msg, n, "no CUPTI clock reading to pair with CLOCK_MONOTONIC: records cannot be converted");
+        return ZB_CLOCK_REFUSE;
+    }
+    for (size_t i = 1; i < m->n_pairs; i++) {
+        const zb_clock_pair *a = &m->pairs[i - 1], *b = &m->pairs[i];
+        /* Pairs are measured one after another, so both clocks must advance. */
+        if (b->mono_ns <= a->mono_ns || b->cupti_ns <= a->cupti_ns) {
+            snprintf(msg, n, "CUPTI clock does not advance with CLOCK_MONOTONIC (%lld then %lld ns): records "
+                     "cannot be converted", (long long)a->cupti_ns, (long long)b->cupti_ns);
+            return ZB_CLOCK_REFUSE;
+        }
+    }
+    if (m->max_residual_ns > ZB_CLOCK_MAP_TOLERANCE_NS) {
+        snprintf(msg, n, "CUPTI clock pairs disagree by %lld ns (more than %d ns): records cannot be converted",
+                 (long long)m->max_residual_ns, ZB_CLOCK_MAP_TOLERANCE_NS);
+        return ZB_CLOCK_REFUSE;
+    }
+    const zb_clock_pair *last = &m->pairs[m->n_pairs - 1];
+    int64_t ahead = last->cupti_ns - last->mono_ns; /* |1.7e18| fits: both are non-negative */
+    if (ahead >= -ZB_CLOCK_AGREE_NS && ahead <= ZB_CLOCK_AGREE_NS) return ZB_CLOCK_SAME;
+    snprintf(msg, n, "CUPTI clock is %.6g s %s CLOCK_MONOTONIC: records converted through fitted clock pairs",
+             fabs((double)ahead) / 1e9, ahead > 0 ? "ahead of" : "behind");
+    return ZB_CLOCK_CONVERT;
 }

@@ -99,6 +99,25 @@ void zb_clock_map_add(zb_clock_map *m, int64_t cupti_ns, int64_t mono_ns, int64_
 /* CUPTI nanoseconds -> harness nanoseconds. Needs at least one pair (with none
  * it returns cupti_ns unchanged). */
 int64_t zb_clock_map_convert(const zb_clock_map *m, int64_t cupti_ns);
+/* Two clocks closer than this at tracer start are taken as one clock (the
+ * tracer's CLOCK_MONOTONIC timestamp callback took effect). */
+#define ZB_CLOCK_AGREE_NS 1000000
+
+typedef enum zb_clock_decision {
+    ZB_CLOCK_SAME = 0, /* within ZB_CLOCK_AGREE_NS: records are on the harness clock */
+    ZB_CLOCK_CONVERT,  /* another clock: records are converted through the pairs, and the run says so */
+    ZB_CLOCK_REFUSE    /* no conversion can be trusted: the tracer must not start */
+} zb_clock_decision;
+
+/* What to do with CUPTI's clock, from the pairs measured at tracer start
+ * (in the order measured; docs/design.md §9): REFUSE with no pair, when
+ * the CUPTI clock does not advance while CLOCK_MONOTONIC does, or when a
+ * pair lies further than ZB_CLOCK_MAP_TOLERANCE_NS from the model of the
+ * earlier ones; else SAME when the last pair's offset is within
+ * ZB_CLOCK_AGREE_NS, CONVERT beyond. msg gets one line: CONVERT's note, the
+ * reason to REFUSE, "" for SAME. */
+zb_clock_decision zb_clock_map_decide(const zb_clock_map *m, char *msg, size_t n);
+
 /* Measures one pair: n_samples times reads zb_now_ns, read_other(ctx),
  * zb_now_ns and keeps the sample with the narrowest bracket, pairing its
  * reading with the bracket's midpoint. Returns ZB_ERR_INVALID if read_other
@@ -238,6 +257,12 @@ void zb_cupti_map_add_buffer_error(zb_cupti_map *m);
 zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t);
 
 void zb_cupti_map_get_stats(zb_cupti_map *m, zb_cupti_stats *out);
+
+/* The mapping's losses as the registry's backend-neutral tracer counts
+ * (zb_tracer_stats, device_backend.h; cupti_stats.c): dropped,
+ * zero-timestamp and inverted records, buffer errors. */
+struct zb_tracer_stats;
+void zb_cupti_tracer_stats(const zb_cupti_stats *s, struct zb_tracer_stats *out);
 
 /* Short name of a kernel: "_Z12gemm_kernelPf" -> "gemm_kernel",
  * "_ZN4ns_a3fooEv" -> "ns_a::foo", "foo(int)" -> "foo"; anything else is

@@ -29,6 +29,7 @@
 #define ZB_CUPTI_BUFFER_BYTES ((size_t)8 << 20)
 #define ZB_CUPTI_BUFFER_ALIGN 64 /* CUPTI needs 8 */
 #define ZB_CUPTI_CLOCK_SAMPLES 16
+#define ZB_CUPTI_START_PAIRS 3 /* at start: enough to see a clock that does not advance or steps */
 #define ZB_CUPTI_EXT_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
 
 /* The CUPTI entry points zerobench uses, resolved from libcupti. */
@@ -69,6 +70,7 @@ static struct {
     zb_cupti_stats final_stats;
     bool have_final_stats;
     char reason[256];
+    char clock_note[320]; /* "" when records are on the harness clock as read */
 } zb_cupti_g;
 
 static atomic_bool zb_cupti_running;
@@ -94,6 +96,8 @@ static zb_status zb_cupti_unavailable(const char *what) {
 }
 
 const char *zb_cupti_unavailable_reason(void) { return zb_cupti_g.reason; }
+
+const char *zb_cupti_clock_note(void) { return zb_cupti_g.clock_note; }
 
 static zb_status zb_cupti_load(void) {
     if (zb_cupti_g.loaded) return ZB_OK;
@@ -297,6 +301,26 @@ static zb_status zb_cupti_clock_pair(void) {
     return ZB_OK;
 }
 
+/* Measures ZB_CUPTI_START_PAIRS pairs, decides (zb_clock_map_decide) and,
+ * unless refused, hands them to the map; a conversion is noted with why
+ * CUPTI's clock is not CLOCK_MONOTONIC (`why_other`). */
+static zb_clock_decision zb_cupti_start_clock(const char *why_other, char *msg, size_t n) {
+    zb_clock_map tmp;
+    zb_clock_map_init(&tmp);
+    for (int i = 0; i < ZB_CUPTI_START_PAIRS; i++) {
+        if (zb_clock_map_measure(&tmp, zb_cupti_read_clock, NULL, ZB_CUPTI_CLOCK_SAMPLES, NULL) != ZB_OK) break;
+    }
+    zb_clock_decision d = zb_clock_map_decide(&tmp, msg, n);
+    if (d == ZB_CLOCK_REFUSE) return d;
+    for (size_t i = 0; i < tmp.n_pairs; i++) {
+        zb_cupti_map_add_clock_pair(&zb_cupti_g.map, tmp.pairs[i].cupti_ns, tmp.pairs[i].mono_ns, NULL);
+    }
+    if (d == ZB_CLOCK_CONVERT) {
+        snprintf(zb_cupti_g.clock_note, sizeof zb_cupti_g.clock_note, "%s (%s)", msg, why_other);
+    }
+    return d;
+}
+
 static void zb_cupti_disable_all(void) {
     while (zb_cupti_g.n_enabled > 0) {
         zb_cupti_g.api.ActivityDisable(zb_cupti_kinds[--zb_cupti_g.n_enabled]);
@@ -318,9 +342,20 @@ zb_status zb_cupti_start(zb_trace *t, int comm_cuda_stream_id) {
     zb_cupti_g.have_final_stats = false;
     zb_cupti_g.trace = t;
 
+    /* Why records may come on CUPTI's own clock: said when they do. */
     const char *clock = getenv("ZB_CUPTI_CLOCK");
-    if (a->ActivityRegisterTimestampCallback && !(clock && strcmp(clock, "cupti") == 0)) {
-        (void)a->ActivityRegisterTimestampCallback(zb_cupti_monotonic); /* else: CUPTI's clock */
+    char why_other[128];
+    snprintf(why_other, sizeof why_other, "although CLOCK_MONOTONIC was registered as its timestamp source");
+    zb_cupti_g.clock_note[0] = '\0';
+    if (clock && strcmp(clock, "cupti") == 0) {
+        snprintf(why_other, sizeof why_other, "ZB_CUPTI_CLOCK=cupti keeps CUPTI's own clock");
+    } else if (!a->ActivityRegisterTimestampCallback) {
+        snprintf(why_other, sizeof why_other, "libcupti lacks cuptiActivityRegisterTimestampCallback");
+    } else {
+        CUptiResult tr = a->ActivityRegisterTimestampCallback(zb_cupti_monotonic);
+        if (tr != CUPTI_SUCCESS) {
+            snprintf(why_other, sizeof why_other, "cuptiActivityRegisterTimestampCallback: %.80s", zb_cupti_err(tr));
+        }
     }
     const char *call = "cuptiActivityRegisterCallbacks";
     CUptiResult r = a->ActivityRegisterCallbacks(zb_cupti_buffer_requested, zb_cupti_buffer_completed);
@@ -350,12 +385,14 @@ zb_status zb_cupti_start(zb_trace *t, int comm_cuda_stream_id) {
         a->ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz, 0);
         a->ActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuEventQuery, 0);
     }
-    zb_status s = zb_cupti_clock_pair();
-    if (s != ZB_OK) {
+    /* Never export shifted records silently: converted and said, or refused. */
+    char msg[160];
+    if (zb_cupti_start_clock(why_other, msg, sizeof msg) == ZB_CLOCK_REFUSE) {
         zb_cupti_disable_all();
         atomic_store(&zb_cupti_map_ready, false);
         zb_cupti_map_free(&zb_cupti_g.map);
-        return zb_cupti_unavailable("cuptiGetTimestamp failed");
+        zb_cupti_g.clock_note[0] = '\0';
+        return zb_cupti_unavailable(msg);
     }
     atomic_store(&zb_cupti_running, true);
     return ZB_OK;

@@ -37,10 +37,16 @@
  * its trace-based metrics as "not measured". Every other function is then a
  * no-op.
  *
+ * Clock: zb_cupti_start registers CLOCK_MONOTONIC as CUPTI's timestamp
+ * source and checks CUPTI's clock against it (zb_clock_map_decide): the
+ * same clock within 1 ms; beyond, records are converted through the fitted
+ * pairs and zb_cupti_clock_note() says so (the step prints it, the meta has
+ * it as tracer_note); a clock that cannot be converted makes the start fail
+ * as unavailable CUPTI does.
+ *
  * Environment: ZB_CUPTI_LIBRARY (a path to libcupti to load first);
  * ZB_CUPTI_CLOCK=cupti keeps CUPTI's own clock (CLOCK_REALTIME on Linux)
- * instead of registering CLOCK_MONOTONIC as its timestamp source; the clock
- * map converts either way. */
+ * instead of registering CLOCK_MONOTONIC as its timestamp source. */
 #ifndef ZB_CUPTI_TRACER_H
 #define ZB_CUPTI_TRACER_H
 
@@ -90,6 +96,10 @@ zb_status zb_cupti_get_stats(zb_cupti_stats *out);
 /* Why the last zb_cupti_start failed ("" when it did not). */
 const char *zb_cupti_unavailable_reason(void);
 
+/* One line when the running (or last) tracer's records are converted from
+ * another clock than CLOCK_MONOTONIC, "" otherwise. */
+const char *zb_cupti_clock_note(void);
+
 #else /* no CUPTI: every call is a no-op */
 
 #ifdef ZB_HAVE_CUDA
@@ -131,6 +141,7 @@ static inline zb_status zb_cupti_get_stats(zb_cupti_stats *out) {
     return ZB_ERR_UNSUPPORTED;
 }
 static inline const char *zb_cupti_unavailable_reason(void) { return ZB_CUPTI_MISSING; }
+static inline const char *zb_cupti_clock_note(void) { return ""; }
 
 #endif
 
