@@ -51,6 +51,33 @@ static inline float zb_coll_expected(zb_coll kind, size_t count, int rank, int n
     return zb_coll_sum_value(ZB_COLL_TEST_SEED, n, at);
 }
 
+/* The collective tests' sweep: every kind, float and bf16, these counts (1
+ * and odd ones among them), out of place and in place, alternating between
+ * two streams. Case i of ZB_COLL_N_CASES (zb_coll_case_at). */
+static const size_t zb_coll_test_counts[] = {1, 7, 1000, 1023, 65537};
+#define ZB_COLL_N_COUNTS (sizeof zb_coll_test_counts / sizeof zb_coll_test_counts[0])
+#define ZB_COLL_N_CASES (3 * 2 * 2 * ZB_COLL_N_COUNTS)
+
+typedef struct zb_coll_case {
+    zb_coll kind;
+    zb_dtype t;
+    size_t count;
+    bool in_place;
+    int stream; /* 0 or 1: which of the test's two streams */
+} zb_coll_case;
+
+static inline zb_coll_case zb_coll_case_at(size_t i) {
+    static const zb_coll kinds[3] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
+    size_t ci = (i / 6) % ZB_COLL_N_COUNTS, ip = (i / 3) % 2;
+    zb_coll_case k;
+    k.kind = kinds[i % 3];
+    k.in_place = ip != 0;
+    k.count = zb_coll_test_counts[ci];
+    k.t = i / (6 * ZB_COLL_N_COUNTS) == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
+    k.stream = (int)((ci + ip) % 2);
+    return k;
+}
+
 typedef struct zb_coll_bufs {
     zb_coll kind;
     size_t count, send_n, recv_n, len, es;

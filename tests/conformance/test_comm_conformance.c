@@ -26,9 +26,6 @@
 
 #define SUITE "test_comm_conformance"
 
-static const size_t counts[] = {1, 7, 1000, 1023, 65537};
-#define N_COUNTS (sizeof counts / sizeof counts[0])
-
 typedef struct env {
     const char *pair; /* "cpu x mpi" */
     zb_device *dev;
@@ -38,25 +35,18 @@ typedef struct env {
 } env;
 
 static void check_collectives(env *e) {
-    static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
-    for (int ti = 0; ti < 2; ti++) {
-        zb_dtype t = ti == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
-        for (size_t ci = 0; ci < N_COUNTS; ci++) {
-            for (int ip = 0; ip < 2; ip++) {
-                zb_stream *s = e->streams[(ci + (size_t)ip) % 2];
-                for (int ki = 0; ki < 3; ki++) {
-                    zb_coll_bufs b;
-                    if (zb_coll_bufs_make(s, e->rank, e->n, &b, kinds[ki], counts[ci], t, ip)) {
-                        ZB_CHECK_OK(zb_coll_bufs_issue(e->comm, s, &b));
-                        ZB_CHECK_OK(zb_comm_wait(e->comm, s, "conformance", -1));
-                    }
-                    long w = zb_coll_bufs_check(s, &b, false);
-                    ZB_CHECK_MSG(w == 0, "%s: rank %d %s %s count %zu %s on '%s': %ld wrong",
-                                 e->pair, e->rank, zb_coll_name(kinds[ki]), zb_dtype_name(t),
-                                 counts[ci], ip ? "in place" : "out of place", s->name, w);
-                }
-            }
+    for (size_t i = 0; i < ZB_COLL_N_CASES; i++) {
+        zb_coll_case k = zb_coll_case_at(i);
+        zb_stream *s = e->streams[k.stream];
+        zb_coll_bufs b;
+        if (zb_coll_bufs_make(s, e->rank, e->n, &b, k.kind, k.count, k.t, k.in_place)) {
+            ZB_CHECK_OK(zb_coll_bufs_issue(e->comm, s, &b));
+            ZB_CHECK_OK(zb_comm_wait(e->comm, s, "conformance", -1));
         }
+        long w = zb_coll_bufs_check(s, &b, false);
+        ZB_CHECK_MSG(w == 0, "%s: rank %d %s %s count %zu %s on '%s': %ld wrong", e->pair, e->rank,
+                     zb_coll_name(k.kind), zb_dtype_name(k.t), k.count,
+                     k.in_place ? "in place" : "out of place", s->name, w);
     }
 }
 

@@ -28,8 +28,6 @@
 
 #define MAX_STAGES 16
 
-static const size_t counts[] = {1, 7, 1000, 1023, 65537};
-#define N_COUNTS (sizeof counts / sizeof counts[0])
 
 /* ---- the wrapped device ---------------------------------------------------------- */
 
@@ -106,31 +104,23 @@ static zb_status bufs_issue(env *e, zb_stream *s, const zb_coll_bufs *b) {
 /* ---- tests ----------------------------------------------------------------------- */
 
 static void test_all(env *e) {
-    static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
-    for (int ti = 0; ti < 2; ti++) {
-        zb_dtype t = ti == 0 ? ZB_DTYPE_F32 : ZB_DTYPE_BF16;
-        for (size_t ci = 0; ci < N_COUNTS; ci++) {
-            for (int ip = 0; ip < 2; ip++) {
-                zb_stream *s = e->streams[(ci + (size_t)ip) % 2];
-                for (int ki = 0; ki < 3; ki++) {
-                    zb_coll_bufs b;
-                    bufs_make(e, &b, kinds[ki], counts[ci], t, ip);
-                    zb_stage_plan plan;
-                    ZB_CHECK_OK(zb_stage_plan_make(kinds[ki], counts[ci], zb_dtype_size(t), e->rank, e->n,
-                                                   &plan));
-                    bytes_in = bytes_out = other_copies = 0;
-                    ZB_CHECK_OK(bufs_issue(e, s, &b));
-                    ZB_CHECK_OK(e->dev->ops->stream_sync(s));
-                    ZB_CHECK_MSG(bytes_in == plan.in_bytes && bytes_out == plan.out_bytes && other_copies == 0,
-                                 "%s %s count %zu in_place %d: copied %zu in, %zu out, %zu other (plan: %zu in, "
-                                 "%zu out)", zb_coll_name(kinds[ki]), zb_dtype_name(t), counts[ci], ip, bytes_in,
-                                 bytes_out, other_copies, plan.in_bytes, plan.out_bytes);
-                    long w = bufs_check(e, &b);
-                    ZB_CHECK_MSG(w == 0, "rank %d %s %s count %zu in_place %d: %ld wrong", e->rank,
-                                 zb_coll_name(kinds[ki]), zb_dtype_name(t), counts[ci], ip, w);
-                }
-            }
-        }
+    for (size_t i = 0; i < ZB_COLL_N_CASES; i++) {
+        zb_coll_case k = zb_coll_case_at(i);
+        zb_stream *s = e->streams[k.stream];
+        zb_coll_bufs b;
+        bufs_make(e, &b, k.kind, k.count, k.t, k.in_place);
+        zb_stage_plan plan;
+        ZB_CHECK_OK(zb_stage_plan_make(k.kind, k.count, zb_dtype_size(k.t), e->rank, e->n, &plan));
+        bytes_in = bytes_out = other_copies = 0;
+        ZB_CHECK_OK(bufs_issue(e, s, &b));
+        ZB_CHECK_OK(e->dev->ops->stream_sync(s));
+        ZB_CHECK_MSG(bytes_in == plan.in_bytes && bytes_out == plan.out_bytes && other_copies == 0,
+                     "%s %s count %zu in_place %d: copied %zu in, %zu out, %zu other (plan: %zu in, "
+                     "%zu out)", zb_coll_name(k.kind), zb_dtype_name(k.t), k.count, (int)k.in_place,
+                     bytes_in, bytes_out, other_copies, plan.in_bytes, plan.out_bytes);
+        long w = bufs_check(e, &b);
+        ZB_CHECK_MSG(w == 0, "rank %d %s %s count %zu in_place %d: %ld wrong", e->rank, zb_coll_name(k.kind),
+                     zb_dtype_name(k.t), k.count, (int)k.in_place, w);
     }
 }
 
