@@ -16,6 +16,7 @@
 #include "bench.h"
 #include "parse.h"
 #include "registry.h"
+#include "tool.h"
 
 typedef zb_opt opt_spec;
 
@@ -300,9 +301,11 @@ static zb_status parse_command(int argc, char *const *argv, zb_config *cfg, int 
             return ZB_OK;
         }
     }
-    char v[72], names[256];
+    char v[72], names[256], tools[256];
     command_names(", ", names, sizeof names);
-    return ZB_FAIL(ZB_ERR_INVALID, "unknown subcommand '%s' (accepted: %s)", shown(argv[1], v), names);
+    zb_tool_names(", ", tools, sizeof tools);
+    return ZB_FAIL(ZB_ERR_INVALID, "unknown subcommand '%s' (accepted: %s%s%s)", shown(argv[1], v), names,
+                   tools[0] ? ", " : "", tools);
 }
 
 static void note_given(zb_opt_seen *seen, const opt_spec *o) {
@@ -360,4 +363,11 @@ void zb_cli_usage(zb_command cmd, char *out, size_t n) {
                               "options of '%s':\n", names, zb_command_name(cmd));
     const zb_bench *bench = zb_bench_find(cmd);
     if (bench) each_option(bench, print_usage_line, &u);
+    for (int i = 0; zb_tool_at(i) && u.used < u.n; i++) {
+        if (!i) u.used += (size_t)snprintf(u.p + u.used, u.n - u.used, "tools (zerobench TOOL --help):\n");
+        if (u.used < u.n) {
+            u.used += (size_t)snprintf(u.p + u.used, u.n - u.used, "  %-22s %s\n", zb_tool_at(i)->name,
+                                       zb_tool_at(i)->summary);
+        }
+    }
 }

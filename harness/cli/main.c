@@ -21,6 +21,7 @@
 #include "launch.h"
 #include "meta.h"
 #include "mpi_wait.h"
+#include "tool.h"
 #include "trace_export.h"
 
 /* Rank 0 of a job, or a process outside MPI: the one that prints. */
@@ -324,6 +325,9 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
 }
 
 int main(int argc, char **argv) {
+    /* A tool (plot, compare, ...) runs outside MPI and parses its own flags. */
+    const zb_tool *tool = argc > 1 ? zb_tool_find(argv[1]) : NULL;
+    if (tool) return tool->main(argc - 1, argv + 1);
     zb_config cfg;
     if (zb_cli_parse(argc, argv, &cfg) != ZB_OK) return fail_input();
     if (cfg.help) {

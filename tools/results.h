@@ -1,0 +1,28 @@
+/* Results files (the zerobench/1 JSON that --json writes), as the tools read
+ * them: loaded whole, the schema checked, every error one line naming the
+ * file and what is wrong with it. */
+#ifndef ZB_RESULTS_H
+#define ZB_RESULTS_H
+
+#include <jansson.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Loads `path` into *doc (the caller json_decref's it): a readable regular
+ * file holding a JSON object whose "schema" is zerobench/1 and whose "runs"
+ * is an array of objects. Otherwise ZB_ERR_INVALID with a message such as
+ * "'a.json': schema 'x/2' (accepted: zerobench/1)"; *doc is then NULL. */
+zb_status zb_results_load(const char *path, json_t **doc);
+
+/* A path as messages show it (at most 64 characters, control characters
+ * replaced), so an error stays on one line. */
+const char *zb_results_shown_path(const char *path, char out[72]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
