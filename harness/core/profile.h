@@ -83,7 +83,7 @@ zb_status zb_model_profile_parse(const char *json_text, size_t len, const char *
                                  zb_model_profile *out);
 
 /* The profile names (file stems) in <dir>/<kind>, sorted, joined with ", ".
- * kind is "hw" or "models". Fails with ZB_ERR_INVALID if `out` is too
+ * kind is "hw", "models" or "accept". Fails with ZB_ERR_INVALID if `out` is too
  * small. */
 zb_status zb_profile_list(const char *kind, char *out, size_t n);
 

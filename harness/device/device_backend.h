@@ -105,6 +105,11 @@ typedef struct zb_device_backend {
     /* Why the gemm benchmark times this device in float only (its other
      * dtypes' GEMMs are references, not what a user would run); NULL: any. */
     const char *gemm_float_only_why;
+    /* How many devices this process sees (a node's GPUs), for accept's
+     * devices check before anything runs: ZB_OK with *count, or
+     * ZB_ERR_UNSUPPORTED with one line in `why`. NULL: one device per rank
+     * (cpu), nothing to count. */
+    zb_status (*count_devices)(int *count, char *why, size_t n);
     /* Measures one core's peak fp32 GFLOP/s (for hardware profiles that ask
      * for a measured peak); *isa names the instructions used. */
     double (*peak_gflops_per_core)(double seconds, const char **isa);
