@@ -22,7 +22,7 @@
 
 typedef struct accept_args {
     const char *profile, *junit, *json;
-    bool help;
+    bool help, dry_run;
 } accept_args;
 
 static const char *accept_usage =
@@ -31,6 +31,7 @@ static const char *accept_usage =
     "  and prints PASS/FAIL per check: exit 0 all passed, 1 a check failed, 2 a bad profile.\n"
     "  --junit FILE   also write the verdicts as JUnit XML\n"
     "  --json FILE    also write them as JSON (schema zerobench-accept/1)\n"
+    "  --dry-run      check the profile and print each check's command; run nothing\n"
     "  -h, --help     this help\n";
 
 static double now_s(void) {
@@ -60,6 +61,8 @@ static zb_status parse_args(int argc, char **argv, accept_args *a) {
         const char **dst = !strcmp(arg, "--junit") ? &a->junit : !strcmp(arg, "--json") ? &a->json : NULL;
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             a->help = true;
+        } else if (!strcmp(arg, "--dry-run")) {
+            a->dry_run = true;
         } else if (dst) {
             if (i + 1 >= argc) return ZB_FAIL(ZB_ERR_INVALID, "%s needs a file name", arg);
             *dst = argv[++i];
@@ -180,6 +183,32 @@ static void run_order(const zb_accept_profile *p, const zb_accept_check **order,
     }
 }
 
+/* --dry-run: what each check would run, devices first. */
+static void dry_run(const zb_accept_profile *p) {
+    const zb_accept_check **order = (const zb_accept_check **)calloc(p->n_checks, sizeof *order);
+    size_t *index = (size_t *)calloc(p->n_checks, sizeof *index);
+    if (!order || !index) {
+        free(order);
+        free(index);
+        return;
+    }
+    run_order(p, order, index);
+    printf("# zerobench accept %s (%s): %zu check(s), not run (--dry-run)\n", p->name, p->path, p->n_checks);
+    for (size_t k = 0; k < p->n_checks; k++) {
+        const zb_accept_check *c = order[k];
+        if (c->kind == ZB_CHECK_DEVICES) {
+            printf("%s: count the %s devices of this node, expected %d\n", c->name, c->backend, c->per_node);
+            continue;
+        }
+        printf("%s: %d x zerobench %s", c->name, c->repeat, c->bench);
+        for (int i = 0; i < p->n_args; i++) printf(" %s", p->args[i]);
+        for (int i = 0; i < c->n_args; i++) printf(" %s", c->args[i]);
+        printf(" --json FILE (timeout %g s)\n", c->timeout_s);
+    }
+    free(order);
+    free(index);
+}
+
 static int accept_main(int argc, char **argv) {
     accept_args a;
     zb_accept_profile p;
@@ -194,6 +223,11 @@ static int accept_main(int argc, char **argv) {
     if (zb_accept_profile_load(a.profile, &p) != ZB_OK) {
         fprintf(stderr, "zerobench accept: %s\n", zb_error_message());
         return 2;
+    }
+    if (a.dry_run) {
+        dry_run(&p);
+        zb_accept_profile_free(&p);
+        return 0;
     }
     char tmp[512];
     const char *tdir = getenv("TMPDIR");

@@ -37,11 +37,11 @@ static void summary(const zb_accept_check *c, const zb_check_outcome *o, char *o
             snprintf(out, n, "%.0f %s device(s) visible on %s, expected %d", o->value, c->backend, o->where,
                      c->per_node);
         } else {
-            snprintf(out, n, "%s devices, expected %d per node", c->backend, c->per_node);
+            snprintf(out, n, "expected %d %s device(s) per node", c->per_node, c->backend);
         }
     } else if (c->kind == ZB_CHECK_METRIC) {
         if (o->have_value) {
-            snprintf(out, n, "%s %.4g %s %s %.4g %s (%s) at %s", c->metric, o->value, c->def->unit,
+            snprintf(out, n, "%s %.4g %s, threshold %s %.4g %s (%s) at %s", c->metric, o->value, c->def->unit,
                      c->is_min ? ">=" : "<=", c->threshold, c->def->unit, rep, o->where);
         } else {
             snprintf(out, n, "%s: no value, threshold %s %.4g %s", c->metric, c->is_min ? ">=" : "<=", c->threshold,

@@ -37,33 +37,37 @@ cmp() {
 }
 for f in ag gemm step; do cmp 0 self_$f "$tmp/$f.json" "$tmp/$f.json"; done
 
-# doctor SRC DST BENCH METRIC FACTOR [MODE]: multiply one metric of every matching run
+# doctor SRC DST BENCH METRIC FACTOR [MODE]: DST.base is SRC with the metric's
+# min-max spread (if any) narrowed to its value, DST the same with the metric
+# multiplied: a change no spread covers
 doctor() {
   python3 - "$@" <<'PY'
 import json, sys
 src, dst, bench, key, factor = sys.argv[1:6]
 mode = sys.argv[6] if len(sys.argv) > 6 else None
-d = json.load(open(src))
-n = 0
-for r in d["runs"]:
-    if r["bench"] == bench and (mode is None or r.get("mode") == mode) and r["metrics"].get(key) is not None:
+spread = [key.replace("_ms", s) for s in ("_min_ms", "_max_ms")] if key.endswith("_ms") else []
+for out, f in ((dst + ".base", 1.0), (dst, float(factor))):
+    d = json.load(open(src))
+    n = 0
+    for r in d["runs"]:
         m = r["metrics"]
-        m[key] = m[key] * float(factor)
-        for k in (key.replace("_ms", "_min_ms"), key.replace("_ms", "_max_ms")):
-            if k != key and k in m and m[k] is not None:
-                m[k] = m[k] * float(factor)  # the spread moves with it: a real regression
-        n += 1
-assert n, f"no {bench} run has {key}"
-json.dump(d, open(dst, "w"))
+        if r["bench"] == bench and (mode is None or r.get("mode") == mode) and m.get(key) is not None:
+            m[key] *= f
+            for k in spread:
+                if k in m:
+                    m[k] = m[key]
+            n += 1
+    assert n, f"no {bench} run has {key}"
+    json.dump(d, open(out, "w"))
 PY
 }
 # each direction-aware metric: worse is 1 (the table names it), better is 0
 while read -r file bench key worse better mode; do
   doctor "$tmp/$file.json" "$tmp/w.json" "$bench" "$key" "$worse" $mode || fail=1
-  cmp 1 worse_$key "$tmp/$file.json" "$tmp/w.json"
+  cmp 1 worse_$key "$tmp/w.json.base" "$tmp/w.json"
   check grep -q "$key .*REGRESSION" "$tmp/worse_$key.out"
   doctor "$tmp/$file.json" "$tmp/b.json" "$bench" "$key" "$better" $mode || fail=1
-  cmp 0 better_$key "$tmp/$file.json" "$tmp/b.json"
+  cmp 0 better_$key "$tmp/b.json.base" "$tmp/b.json"
   check grep -q "$key .*better" "$tmp/better_$key.out"
 done <<'EOF'
 ag allgather time_us 1.5 0.5
