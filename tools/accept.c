@@ -79,16 +79,21 @@ static zb_status parse_args(int argc, char **argv, accept_args *a) {
     return ZB_OK;
 }
 
-/* The last non-empty line of a child's log, for a failure's reason. */
+/* What a failed child said, for the check's reason: its last "zerobench:"
+ * line (the project's error lines; not the launcher's "launching:" line),
+ * else its last line with a letter in it (not an mpirun rule of dashes). */
 static void last_line(const char *log, char *out, size_t n) {
     FILE *f = fopen(log, "r");
     char line[1024];
+    bool have_own = false;
     out[0] = '\0';
     if (!f) return;
     while (fgets(line, sizeof line, f)) {
-        size_t len = strcspn(line, "\r\n");
-        line[len] = '\0';
-        if (len) snprintf(out, n, "%s", line);
+        line[strcspn(line, "\r\n")] = '\0';
+        bool own = !strncmp(line, "zerobench:", 10) && strncmp(line, "zerobench: launching:", 21), letter = false;
+        for (const char *c = line; *c && !letter; c++) letter = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z');
+        if (own || (letter && !have_own)) snprintf(out, n, "%s", line);
+        have_own = have_own || own;
     }
     fclose(f);
 }

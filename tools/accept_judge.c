@@ -26,8 +26,11 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Ranks (or nodes) a straggler check groups: past this it cannot judge. */
+#define ZB_ACCEPT_MAX_GROUPS 1024
+
 static double median_of(const double *v, int n) {
-    double s[ZB_ACCEPT_MAX_REPEAT > 1024 ? ZB_ACCEPT_MAX_REPEAT : 1024];
+    double s[ZB_ACCEPT_MAX_GROUPS > ZB_ACCEPT_MAX_REPEAT ? ZB_ACCEPT_MAX_GROUPS : ZB_ACCEPT_MAX_REPEAT];
     if (n > (int)(sizeof s / sizeof s[0])) n = (int)(sizeof s / sizeof s[0]);
     memcpy(s, v, (size_t)n * sizeof *v);
     qsort(s, (size_t)n, sizeof *s, cmp_double);
@@ -137,7 +140,7 @@ typedef struct group_val {
 
 typedef struct run_dev {
     double deviation_pct, median;
-    group_val groups[256];
+    group_val groups[ZB_ACCEPT_MAX_GROUPS];
     int n_groups;
     char label[160];
 } run_dev;
@@ -177,7 +180,7 @@ static bool per_rank_groups(const zb_accept_check *c, const json_t *run, run_dev
         d->groups[g].value += v;
         d->groups[g].n++;
     }
-    double vals[256];
+    double vals[ZB_ACCEPT_MAX_GROUPS];
     for (int g = 0; g < d->n_groups; g++) {
         d->groups[g].value /= d->groups[g].n;
         vals[g] = d->groups[g].value;
@@ -212,14 +215,15 @@ static void name_culprits(const zb_accept_check *c, const run_dev *d, zb_check_o
 
 static void judge_straggler(const zb_accept_check *c, json_t *const *docs, int n_docs, zb_check_outcome *o) {
     /* per repeat: the run with the largest deviation */
-    run_dev *worst = (run_dev *)calloc(ZB_ACCEPT_MAX_REPEAT + 1, sizeof *worst), *d_p = worst + ZB_ACCEPT_MAX_REPEAT;
+    if (n_docs > ZB_ACCEPT_MAX_REPEAT) n_docs = ZB_ACCEPT_MAX_REPEAT;
+    run_dev *worst = (run_dev *)calloc((size_t)n_docs + 1, sizeof *worst); /* per repeat, + the run at hand */
     double devs[ZB_ACCEPT_MAX_REPEAT];
     if (!worst) {
         o->verdict = ZB_CHECK_FAIL;
         snprintf(o->reason, sizeof o->reason, "out of memory");
         return;
     }
-    run_dev *const d = d_p;
+    run_dev *const d = worst + n_docs;
     int n_judged = 0;
     bool any_selected = false;
     for (int r = 0; r < n_docs; r++) {

@@ -157,8 +157,7 @@ static zb_status load_run_fields(const where_ctx *w, const json_t *c, zb_accept_
 }
 
 static zb_status load_check(const where_ctx *w, const json_t *c, zb_accept_check *k) {
-    static const char *const devices_keys[] = {"name", "kind", "source", "backend", "per_node", "repeat", "judge",
-                                               "timeout_s", NULL};
+    static const char *const devices_keys[] = {"name", "kind", "source", "backend", "per_node", NULL};
     static const char *const metric_keys[] = {"name",  "kind", "source", "bench",     "args",  "metric",
                                               "min",   "max",  "where",  "min_size_bytes", "repeat", "judge",
                                               "timeout_s", NULL};
