@@ -11,7 +11,7 @@
  *   {"kind": "metric", "bench": "allgather", "args": [...], "metric": "busbw_gbps",
  *    "min": 300 | "max": X, "where": {identity key: value}, "min_size_bytes": N}
  *   {"kind": "straggler", "bench": "step", "args": [...], "by": "rank" | "node",
- *    "max_deviation_pct": 10, "per_rank_metric": "step_time_ms", "where": ...}
+ *    "max_deviation_pct": 10, "per_rank_metric": "compute_ms", "where": ...}
  * each with "name" and "source" (where the threshold comes from), and
  * optionally "repeat" (runs, default 1), "judge" ("best" or "median" of the
  * repeats, default best) and "timeout_s". docs/design.md §7 has the rules. */

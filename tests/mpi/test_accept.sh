@@ -98,6 +98,23 @@ check grep -q "^SKIP  gemm_256_gflops: .*" "$tmp/degraded.out"
 check grep -q "reason: not run: the devices check 'gpus' failed" "$tmp/degraded.out"
 report_matches "$tmp/degraded.out" "$tmp/degraded.xml" "$tmp/degraded.out.json" || fail=1
 
+# a rank slowed on purpose (the test hook adds compute to rank 1's steps) is
+# named by the straggler check
+derive stragglers 'p["checks"] = [dict(c, repeat=1) for c in p["checks"] if c["kind"] == "straggler"]'
+ZB_TEST_DELAY_RANK=1:50 timeout 120 "$ZB" accept "$tmp/stragglers.json" --json "$tmp/stragglers.out.json" \
+  >"$tmp/stragglers.out" 2>&1
+check [ $? -eq 1 ]
+check grep -q "^FAIL  step_stragglers: slowest rank .* above the median compute_ms, threshold <= 50 %" "$tmp/stragglers.out"
+check grep -q "failed: rank 1 (host [^)]*): compute_ms .* against the median" "$tmp/stragglers.out"
+python3 - "$tmp/stragglers.out.json" <<'PY' || fail=1
+import json, sys
+from zbcheck import check, finish
+c = json.load(open(sys.argv[1]))["checks"][0]
+check(c["verdict"] == "fail" and [x["rank"] for x in c["culprits"]] == [1], f"culprits {c['culprits']}")
+check(c["measured"] > 50 and c["culprits"][0]["deviation_pct"] > 50, "deviation over the threshold")
+finish("stragglers")
+PY
+
 # bad profiles: exit 2, one line naming the file and the field, no output files
 bad() {
   local name=$1 want=$2
