@@ -134,6 +134,7 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             a->help = true;
         } else if ((v = flag_value(argc, argv, &i, "--tolerance", NULL))) {
+            if (!*v) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance needs KEY=X (e.g. step_time_ms=5)");
             ZB_TRY(add_tolerances(a, v));
         } else if ((v = flag_value(argc, argv, &i, "--format", NULL))) {
             if (!strcmp(v, "text")) a->format = ZB_CMP_TEXT;

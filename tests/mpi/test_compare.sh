@@ -171,10 +171,11 @@ check grep -q "schema 'zerobench/2' (accepted: zerobench/1)" "$tmp/schema.err"
 cmp 2 tolerance "$tmp/ag.json" "$tmp/ag.json" --tolerance speed=5 -o "$tmp/never.txt"
 check grep -q "unknown metric 'speed' (accepted: time_us" "$tmp/tolerance.err"
 cmp 2 tolerance_value "$tmp/ag.json" "$tmp/ag.json" --tolerance time_us=-1
+cmp 2 tolerance_empty "$tmp/ag.json" "$tmp/ag.json" --tolerance
 cmp 2 format "$tmp/ag.json" "$tmp/ag.json" --format html
 cmp 2 gh_needs_tool "$tmp/ag.json" "$tmp/ag.json" --format github-benchmark
 cmp 2 one_file "$tmp/ag.json"
-for e in mismatch broken missing schema tolerance tolerance_value format gh_needs_tool one_file; do
+for e in mismatch broken missing schema tolerance tolerance_value tolerance_empty format gh_needs_tool one_file; do
   check [ "$(wc -l <"$tmp/$e.err")" -eq 1 ]
   check [ ! -s "$tmp/$e.out" ]
 done
