@@ -70,6 +70,9 @@ typedef struct zb_accept_profile {
 /* Loads and validates a profile: a name (profiles/accept/NAME.json) or a
  * path. Bad input: ZB_ERR_INVALID, one line naming the file and the field. */
 zb_status zb_accept_profile_load(const char *name_or_path, zb_accept_profile *out);
+/* The same from JSON text (pure: no file access); `filename` names it in
+ * messages (NULL: "<profile>"). */
+zb_status zb_accept_profile_parse(const char *text, size_t len, const char *filename, zb_accept_profile *out);
 void zb_accept_profile_free(zb_accept_profile *p);
 
 typedef enum zb_check_verdict { ZB_CHECK_PASS = 0, ZB_CHECK_FAIL, ZB_CHECK_SKIP } zb_check_verdict;

@@ -242,17 +242,35 @@ static zb_status resolve(const char *name_or_path, char *path, size_t n) {
 }
 
 zb_status zb_accept_profile_load(const char *name_or_path, zb_accept_profile *out) {
+    char path[512], shown[72];
+    memset(out, 0, sizeof *out);
+    ZB_TRY(resolve(name_or_path, path, sizeof path));
+    zb_results_shown_path(path, shown);
+    FILE *f = fopen(path, "rb");
+    if (!f) return ZB_FAIL(ZB_ERR_INVALID, "'%s': %s", shown, strerror(errno));
+    /* profiles are small: 1 MiB is far beyond any */
+    char *text = (char *)malloc(1 << 20);
+    size_t len = text ? fread(text, 1, 1 << 20, f) : 0;
+    bool error = ferror(f) != 0, big = text && len == (1 << 20);
+    fclose(f);
+    zb_status s;
+    if (!text) s = ZB_FAIL(ZB_ERR_NOMEM, "accept: out of memory");
+    else if (error) s = ZB_FAIL(ZB_ERR_INVALID, "'%s': cannot be read", shown);
+    else if (big) s = ZB_FAIL(ZB_ERR_INVALID, "'%s': larger than 1 MiB: not a profile", shown);
+    else s = zb_accept_profile_parse(text, len, path, out);
+    free(text);
+    return s;
+}
+
+zb_status zb_accept_profile_parse(const char *text, size_t len, const char *filename, zb_accept_profile *out) {
     static const char *const top_keys[] = {"name", "description", "args", "timeout_s", "checks", NULL};
     memset(out, 0, sizeof *out);
-    ZB_TRY(resolve(name_or_path, out->path, sizeof out->path));
+    snprintf(out->path, sizeof out->path, "%s", filename ? filename : "<profile>");
     where_ctx w;
     memset(&w, 0, sizeof w);
     zb_results_shown_path(out->path, w.file);
-    FILE *f = fopen(out->path, "r");
-    if (!f) return ZB_FAIL(ZB_ERR_INVALID, "'%s': %s", w.file, strerror(errno));
     json_error_t err;
-    json_t *doc = json_loadf(f, 0, &err);
-    fclose(f);
+    json_t *doc = json_loadb(text, len, 0, &err);
     if (!doc) return ZB_FAIL(ZB_ERR_INVALID, "'%s': not JSON (line %d: %s)", w.file, err.line, err.text);
     out->doc = doc;
     zb_status s = ZB_OK;
