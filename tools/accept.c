@@ -225,6 +225,18 @@ static int accept_main(int argc, char **argv) {
         fputs(accept_usage, stdout);
         return 0;
     }
+    /* Its children start their own MPI jobs (the launcher's --nodes): under
+     * mpirun or srun every rank would run the whole profile, and each child
+     * would take the job's rank variables for its own. The variables are the
+     * launcher's (harness/cli/launch.c, zb_under_mpi). */
+    static const char *const mpi_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof mpi_vars / sizeof mpi_vars[0]; i++) {
+        if (getenv(mpi_vars[i])) {
+            fprintf(stderr, "zerobench accept: runs its benchmarks as MPI jobs of their own: start it outside "
+                            "mpirun/srun (%s is set)\n", mpi_vars[i]);
+            return 2;
+        }
+    }
     if (zb_accept_profile_load(a.profile, &p) != ZB_OK) {
         fprintf(stderr, "zerobench accept: %s\n", zb_error_message());
         return 2;

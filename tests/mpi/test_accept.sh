@@ -162,6 +162,11 @@ check grep -q "no profile 'no_such_profile' in .*/accept (available: .*cpu-smoke
 check [ $? -eq 2 ]
 check grep -q "^zerobench accept: --junit /nonexistent/dir/x.xml: folder '/nonexistent/dir' is missing" "$tmp/nd.err"
 check [ ! -s "$tmp/nd.out" ]
+# under mpirun (rank variables set) it refuses to start: its children are MPI jobs
+OMPI_COMM_WORLD_SIZE=2 "$ZB" accept cpu-smoke --junit "$tmp/mpi.xml" >"$tmp/mpi.out" 2>"$tmp/mpi.err"
+check [ $? -eq 2 ]
+check grep -q "start it outside mpirun/srun (OMPI_COMM_WORLD_SIZE is set)" "$tmp/mpi.err"
+check [ ! -e "$tmp/mpi.xml" ]
 # the shipped GPU profiles are valid (--dry-run: checked, printed, nothing run)
 for hw in h100_sxm_8x h200_sxm_8x; do
   "$ZB" accept $hw --dry-run >"$tmp/$hw.out" 2>&1
