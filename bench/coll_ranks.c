@@ -64,5 +64,5 @@ void zb_coll_ranks_row_done(zb_coll_ranks *cr) {
 }
 
 void zb_coll_ranks_print(const zb_coll_ranks *cr, FILE *f) {
-    zb_straggler_notes_print(&cr->notes, f, cr->n_ranks, "time");
+    zb_straggler_notes_print(&cr->notes, f, cr->n_ranks, "time", NULL);
 }

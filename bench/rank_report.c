@@ -96,15 +96,18 @@ void zb_straggler_notes_add(zb_straggler_notes *notes, const char *what, const z
     }
 }
 
-void zb_straggler_notes_print(const zb_straggler_notes *notes, FILE *f, int n_ranks, const char *checked) {
+void zb_straggler_notes_print(const zb_straggler_notes *notes, FILE *f, int n_ranks, const char *checked,
+                              const char *in_points) {
     if (!f || n_ranks < 2) return;
     if (notes->n_lines == 0) {
         fprintf(f, "# stragglers: none (no rank's %s deviates from the median rank by more than %g %%)\n", checked,
                 notes->threshold_pct);
         return;
     }
-    fprintf(f, "# stragglers: ranks whose %s deviates from the median rank by more than %g %% (a percentage: "
-               "%g points)\n", checked, notes->threshold_pct, notes->threshold_pct);
+    fprintf(f, "# stragglers: ranks whose %s deviates from the median rank by more than %g %%", checked,
+            notes->threshold_pct);
+    if (in_points) fprintf(f, " (%s: %g points)", in_points, notes->threshold_pct);
+    fprintf(f, "\n");
     for (int i = 0; i < notes->n_lines; i++) fprintf(f, "%s\n", notes->lines[i]);
     if (notes->n_more) fprintf(f, "# ... and %d more straggler(s): see the JSON\n", notes->n_more);
 }

@@ -62,8 +62,11 @@ void zb_straggler_notes_init(zb_straggler_notes *notes, double threshold_pct);
 void zb_straggler_notes_add(zb_straggler_notes *notes, const char *what, const zb_straggler *s, int n,
                             const zb_rank_place *places);
 /* The lines, or one line saying no rank deviated; `checked` names what was
- * compared ("step time, compute and overlap"). Nothing for a 1-rank job. */
-void zb_straggler_notes_print(const zb_straggler_notes *notes, FILE *f, int n_ranks, const char *checked);
+ * compared ("step time, compute time or overlap"), `in_points` those of
+ * them that are percentages ("overlap"; NULL: none). Nothing for a 1-rank
+ * job. */
+void zb_straggler_notes_print(const zb_straggler_notes *notes, FILE *f, int n_ranks, const char *checked,
+                              const char *in_points);
 
 #ifdef __cplusplus
 }

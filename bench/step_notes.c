@@ -107,7 +107,7 @@ void zb_step_notes_print(FILE *f, const zb_bench_ctx *ctx, const zb_rank_place *
             snprintf(what, sizeof what, "stage %d %s", runs[i].stage, mode_name(runs[i].mode));
             zb_straggler_notes_add(&notes, what, s, n_s, places);
         }
-        zb_straggler_notes_print(&notes, f, n_ranks, "step time, compute time or overlap");
+        zb_straggler_notes_print(&notes, f, n_ranks, "step time, compute time or overlap", "overlap");
     }
     for (int i = 0; i < n_runs; i++) {
         if (i > 0 && runs[i].stage == runs[i - 1].stage) continue; /* one reading per stage */
