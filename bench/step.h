@@ -1,6 +1,8 @@
 /* The step benchmark's pieces: step.c plans the runs (one per ZeRO stage and
  * schedule) and checks the model fits, step_run.c runs one and measures it
- * from the trace, step_report.c prints the comparison and writes JSON. */
+ * from the trace, step_ranks.c gathers its per-rank figures, step_report.c
+ * prints the comparison and writes JSON, step_notes.c adds the per-rank
+ * figures, stragglers and readings (step_reading.c) to both. */
 #ifndef ZB_STEP_H
 #define ZB_STEP_H
 
