@@ -52,6 +52,7 @@ typedef struct zb_step_stats {
      * zb_step_rank_keys order; NULL until measured (zb_step_stats_release
      * frees it). The worst rank: lowest overlap, highest exposed comm. */
     double *per_rank;
+    struct zb_rank_place *places; /* each rank's host and node (rank_report.h) */
     int n_ranks;
     double overlap_worst_pct, exposed_comm_worst_ms;
 } zb_step_stats;
@@ -87,7 +88,8 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
 
 /* Collective: each rank's medians over its `steps` measured values of
  * figs[k] (zb_step_rank_keys order), gathered to every rank into
- * out->per_rank, and the worst rank's overlap and exposed comm. */
+ * out->per_rank with the ranks' hosts and nodes (out->places), and the
+ * worst rank's overlap and exposed comm. */
 zb_status zb_step_gather_ranks(zb_bench_ctx *ctx, const double *const figs[ZB_STEP_RANK_FIGS], int steps,
                                zb_step_stats *out);
 void zb_step_stats_release(zb_step_stats *s);

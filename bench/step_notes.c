@@ -42,8 +42,9 @@ int zb_step_stragglers(const zb_step_stats *r, double threshold_pct, zb_straggle
     return found;
 }
 
-zb_status zb_step_notes_fields(const zb_bench_ctx *ctx, const zb_rank_place *places, const zb_step_stats *r,
-                               const char *reading, zb_field *f, int *n, zb_step_notes_json *own) {
+zb_status zb_step_notes_fields(const zb_bench_ctx *ctx, const zb_step_stats *r, const char *reading, zb_field *f,
+                               int *n, zb_step_notes_json *own) {
+    const zb_rank_place *places = r->places;
     own->per_rank = own->stragglers = NULL;
     zb_straggler s[ZB_RUN_STRAGGLERS_MAX];
     int n_s = 0;
@@ -91,8 +92,7 @@ void zb_step_stage_reading(const zb_bench_ctx *ctx, const zb_step_stats *runs, i
                     pre ? pre->compute_slowdown_pct : NAN, shares, out, n);
 }
 
-void zb_step_notes_print(FILE *f, const zb_bench_ctx *ctx, const zb_rank_place *places, const zb_step_stats *runs,
-                         int n_runs) {
+void zb_step_notes_print(FILE *f, const zb_bench_ctx *ctx, const zb_step_stats *runs, int n_runs) {
     int n_ranks = ctx->topo.n_ranks;
     if (n_ranks > 1) {
         fprintf(f, "# worst: the worst rank's figure (lowest overlap, highest exposed comm), each rank's median "
@@ -105,7 +105,7 @@ void zb_step_notes_print(FILE *f, const zb_bench_ctx *ctx, const zb_rank_place *
             zb_step_stragglers(&runs[i], ctx->cfg->straggler_pct, s, ZB_RUN_STRAGGLERS_MAX, &n_s);
             char what[48];
             snprintf(what, sizeof what, "stage %d %s", runs[i].stage, mode_name(runs[i].mode));
-            zb_straggler_notes_add(&notes, what, s, n_s, places);
+            zb_straggler_notes_add(&notes, what, s, n_s, runs[i].places);
         }
         zb_straggler_notes_print(&notes, f, n_ranks, "step time, compute time or overlap", "overlap");
     }

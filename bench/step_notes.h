@@ -25,8 +25,8 @@ int zb_step_stragglers(const zb_step_stats *r, double threshold_pct, zb_straggle
 /* Fields for the run's JSON: "straggler_pct", "stragglers", "per_rank" and
  * "reading" (`reading` the stage's, kept by the caller); returns the count
  * written to f (at most 4), holding the JSON in *own. */
-zb_status zb_step_notes_fields(const zb_bench_ctx *ctx, const zb_rank_place *places, const zb_step_stats *r,
-                               const char *reading, zb_field *f, int *n, zb_step_notes_json *own);
+zb_status zb_step_notes_fields(const zb_bench_ctx *ctx, const zb_step_stats *r, const char *reading, zb_field *f,
+                               int *n, zb_step_notes_json *own);
 void zb_step_notes_json_free(zb_step_notes_json *own);
 
 /* The reading of `stage` over its runs (sync and/or prefetch) into out. */
@@ -35,8 +35,7 @@ void zb_step_stage_reading(const zb_bench_ctx *ctx, const zb_step_stats *runs, i
 
 /* Under the tables: what the worst-rank columns are, the stragglers of
  * every run, and each stage's reading. */
-void zb_step_notes_print(FILE *f, const zb_bench_ctx *ctx, const zb_rank_place *places, const zb_step_stats *runs,
-                         int n_runs);
+void zb_step_notes_print(FILE *f, const zb_bench_ctx *ctx, const zb_step_stats *runs, int n_runs);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "mpi_wait.h"
+#include "rank_report.h"
 #include "step.h"
 #include "stragglers.h"
 
@@ -26,6 +27,9 @@ zb_status zb_step_gather_ranks(zb_bench_ctx *ctx, const double *const figs[ZB_ST
     free(out->per_rank);
     out->per_rank = all;
     out->n_ranks = n;
+    free(out->places);
+    out->places = NULL;
+    ZB_TRY(zb_rank_places_gather(ctx, &out->places));
     double worst_overlap = NAN, worst_exposed = NAN;
     for (int r = 0; r < n; r++) {
         double ov = all[(size_t)r * ZB_STEP_RANK_FIGS + ZB_STEP_RANK_OVERLAP];
@@ -40,6 +44,8 @@ zb_status zb_step_gather_ranks(zb_bench_ctx *ctx, const double *const figs[ZB_ST
 
 void zb_step_stats_release(zb_step_stats *s) {
     free(s->per_rank);
+    free(s->places);
     s->per_rank = NULL;
+    s->places = NULL;
     s->n_ranks = 0;
 }

@@ -5,7 +5,6 @@
  * row (docs/design.md's metric names); each run described once, as one list
  * of fields (row.h) that both tables and the JSON are written from. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "row.h"
@@ -180,7 +179,7 @@ static int tracer_fields(zb_field *f, const zb_step_stats *r) {
 }
 
 static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs,
-                         int n_runs, const zb_step_stats *r, const zb_rank_place *places) {
+                         int n_runs, const zb_step_stats *r) {
     zb_field f[ROW_FIELDS];
     int n = identity_fields(f, ctx, plan, r);
     n += time_fields(f + n, plan, runs, n_runs, r);
@@ -196,14 +195,14 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     zb_step_stage_reading(ctx, runs, n_runs, r->stage, reading, sizeof reading);
     zb_step_notes_json own;
     int k = 0;
-    ZB_TRY(zb_step_notes_fields(ctx, places, r, reading, f + n, &k, &own));
+    ZB_TRY(zb_step_notes_fields(ctx, r, reading, f + n, &k, &own));
     zb_status st = zb_rows_add(out, f, n + k, 1);
     zb_step_notes_json_free(&own);
     return st;
 }
 
 static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs,
-                         const zb_rows *rows, const zb_rank_place *places) {
+                         const zb_rows *rows) {
     FILE *f = ctx->out;
     const zb_model_cfg *m = &plan->engine.model;
     fprintf(f, "# model %s: %d layers, dim %d, heads %d/%d kv, head dim %d, ffn %d, vocab %d, seq %d, "
@@ -272,17 +271,14 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
             break;
         }
     }
-    zb_step_notes_print(f, ctx, places, runs, n_runs);
+    zb_step_notes_print(f, ctx, runs, n_runs);
 }
 
 zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
-    zb_rank_place *places = NULL;
-    ZB_TRY(zb_rank_places_gather(ctx, &places)); /* collective: before anything local can fail */
     zb_rows *rows = zb_rows_new(ctx->report, 2);
     zb_status st = rows ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
-    for (int i = 0; i < n_runs && st == ZB_OK; i++) st = add_row(rows, ctx, plan, runs, n_runs, &runs[i], places);
-    if (st == ZB_OK && ctx->out) print_tables(ctx, plan, runs, n_runs, rows, places);
+    for (int i = 0; i < n_runs && st == ZB_OK; i++) st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
+    if (st == ZB_OK && ctx->out) print_tables(ctx, plan, runs, n_runs, rows);
     zb_rows_free(rows);
-    free(places);
     return st;
 }
