@@ -157,7 +157,7 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     out->hfu_pct = zb_mfu_pct(plan->flops.hardware_flops, plan->tokens_global, t, n, ctx->peak_flops);
     out->hidden_pct = NAN;
     out->compute_slowdown_pct = NAN;
-    /* Per rank first: the medians below sort the per-step arrays in place. */
+    /* Each rank's own medians over its steps (per_rank), then those over all ranks. */
     const double *const figs[ZB_STEP_RANK_FIGS] = {ps->local_ms, ps->overlap, ps->exposed, ps->compute, ps->comm};
     ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,

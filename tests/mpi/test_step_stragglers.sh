@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Per-rank figures and stragglers end to end: with the test hook delaying
-# rank 1's compute by 40 ms a step (ZB_TEST_DELAY_RANK, far beyond the tiny
+# rank 1's compute by 50 ms a step (ZB_TEST_DELAY_RANK, far beyond the tiny
 # model's few-ms compute), a 3-rank step run names rank 1 as a straggler in
 # the JSON and the table's notes, in both schedules. The JSON's per-rank
 # figures agree with the aggregates: one entry per rank in rank order with
@@ -16,7 +16,7 @@ source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ZB_TEST_DELAY_RANK=1:40 mpirun --oversubscribe -np 3 -x ZB_TEST_DELAY_RANK "$ZB" --mode both --steps 2 --warmup 1 \
+ZB_TEST_DELAY_RANK=1:50 mpirun --oversubscribe -np 3 -x ZB_TEST_DELAY_RANK "$ZB" --mode both --steps 2 --warmup 1 \
   --json "$tmp/d.json" --csv "$tmp/d.csv" >"$tmp/d.out" 2>"$tmp/d.err"
 check [ $? -eq 0 ]
 check grep -q "^# straggler, stage 3 sync: rank 1 on " "$tmp/d.out"
