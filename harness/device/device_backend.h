@@ -110,6 +110,10 @@ typedef struct zb_device_backend {
      * ZB_ERR_UNSUPPORTED with one line in `why`. NULL: one device per rank
      * (cpu), nothing to count. */
     zb_status (*count_devices)(int *count, char *why, size_t n);
+    /* Compute runs on the same cores as the comm's threads (MPI progress,
+     * stream threads): compute slowed under overlap is then those threads
+     * taking its cores, which the step's reading says. */
+    bool compute_shares_cores;
     /* Measures one core's peak fp32 GFLOP/s (for hardware profiles that ask
      * for a measured peak); *isa names the instructions used. */
     double (*peak_gflops_per_core)(double seconds, const char **isa);
