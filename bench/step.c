@@ -35,7 +35,7 @@ static zb_status make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
                           &ec->grad_dtype);
     zb_adamw_cfg_default(&ec->opt);
     ec->opt.lr = (float)cfg->lr;
-    plan->tokens_global = (double)ec->model.batch * ec->model.seq * ctx->topo.n_ranks;
+    plan->tokens_global = (double)ec->model.batch * ec->model.seq * ctx->world_ranks;
     plan->convention = cfg->flops_causal ? ZB_FLOPS_CAUSAL : ZB_FLOPS_FULL;
     const zb_model_cfg *m = &ec->model;
     zb_flops_shape fs = {m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab, m->seq};
@@ -54,7 +54,7 @@ static double memory_per_rank(const zb_bench_ctx *ctx) {
 
 static zb_status check_fits(const zb_bench_ctx *ctx, const zb_step_plan *plan, int stage, zb_step_mode mode) {
     const zb_model_cfg *m = &plan->engine.model;
-    int n = ctx->topo.n_ranks;
+    int n = ctx->world_ranks;
     for (int u = 0; u < zb_model_n_units(m); u++) {
         size_t numel = zb_model_unit_numel(m, u);
         if (numel < (size_t)n) {

@@ -69,8 +69,9 @@ static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_p
                         .kind = ZB_FIELD_TEXT, .s = mode_name(r->mode)};
     f[n++] = (zb_field){.key = "stage", .tables = T_MAIN | T_MEM, .header = "stage", .at = 1, .kind = ZB_FIELD_INT,
                         .i = r->stage};
-    f[n++] = json_int("ranks", NULL, false, ctx->topo.n_ranks);
-    f[n++] = json_int("nodes", NULL, false, ctx->topo.n_nodes);
+    f[n++] = json_int("ranks", NULL, false, ctx->world_ranks);
+    f[n++] = json_int("nodes", NULL, false, ctx->world_nodes);
+    f[n++] = (zb_field){.key = "simulated", .kind = ZB_FIELD_BOOL, .b = ctx->simulated};
     f[n++] = json_text("model", plan->model_name);
     f[n++] = json_text("dtype", zb_dtype_name(e->act_dtype));
     f[n++] = json_text("act_dtype", zb_dtype_name(e->act_dtype));
@@ -186,7 +187,7 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     n += tracer_fields(f + n, r);
     f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
     f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
-    f[n++].na = NULL;
+    f[n++].na = ctx->simulated ? "n/a" : NULL; /* the sim computes none: JSON null */
     return zb_rows_add(out, f, n, 1);
 }
 
@@ -207,6 +208,11 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     fprintf(f, "# MFU: %.4g model FLOPs per token (%s attention convention) against %.4g GFLOP/s per rank (%s)\n",
             plan->flops.model_flops, zb_flops_convention_name(plan->convention), ctx->peak_flops / 1e9,
             ctx->peak_source);
+    if (ctx->simulated) {
+        fprintf(f, "# SIMULATED step: virtual time from the cost model and the %s profile (docs/design.md §6), "
+                   "%d ranks on %d node(s) modelled in one process; the loss is not computed (n/a)\n",
+                ctx->hw.name, ctx->world_ranks, ctx->world_nodes);
+    }
     fprintf(f, "# step time: median over steps of the max over ranks; overlap = |comm ∩ compute| / |comm| "
                "from the trace; hidden = (T_sync - T_prefetch) / exposed comm of sync\n");
     zb_rows_print(rows, 0, f, "#");
