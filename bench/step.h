@@ -54,6 +54,18 @@ typedef struct zb_step_plan {
     zb_flops_convention convention;
 } zb_step_plan;
 
+/* The plan of the step's runs from the flags and the model profile, for
+ * ctx->world_ranks ranks (step.c). */
+zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan);
+/* ZB_ERR_INVALID when a unit has fewer parameters than world_ranks. */
+zb_status zb_step_check_units(const zb_bench_ctx *ctx, const zb_step_plan *plan);
+/* The memory one rank may use: the profile's, or on cpu the node's / ranks. */
+double zb_step_memory_per_rank(const zb_bench_ctx *ctx);
+/* The step's model and run options (--model ... --flops), which scale
+ * shares; and the dtype its FLOP peak is taken in. */
+extern const zb_opt_group zb_step_model_group;
+zb_dtype zb_step_peak_dtype(const zb_config *cfg, zb_dtype device_default);
+
 /* How many of n_ranks ranks name the same device as `rank` does: ids holds
  * each rank's zb_dev_mem_view.device_id, id_bytes apart. An empty id is
  * unknown and shares with no one: 1. */
