@@ -11,14 +11,24 @@
 #include "device_sim.h"
 #include "sim_coll.h"
 
+#define SIM_COMM_MAX_STREAMS 8
+
 typedef struct sim_comm {
     zb_comm base;
     int nodes, gpus_per_node;
+    int n_streams;
+    zb_stream *streams[SIM_COMM_MAX_STREAMS];
 } sim_comm;
 
 static zb_status issue(zb_comm *zc, zb_stream *s, zb_coll kind, size_t count, zb_dtype dtype, const char *label,
                        int unit) {
     sim_comm *c = (sim_comm *)zc;
+    bool mine = false;
+    for (int i = 0; i < c->n_streams; i++) mine = mine || c->streams[i] == s;
+    if (!mine) {
+        return ZB_FAIL(ZB_ERR_INVALID, "rank %d: %s issued on stream '%s', which this comm was not created for",
+                       zc->rank, zb_coll_name(kind), s->name);
+    }
     uint64_t sent = kind == ZB_COLL_BARRIER ? 0 : zb_coll_sent_bytes(kind, count, zb_dtype_size(dtype), zc->n_ranks);
     zb_op_info info = {ZB_OP_COMM, label, unit, sent, 0};
     return zb_sim_issue(s, &info, zb_sim_coll_s(zb_sim_hw(zc->dev), kind, sent, c->nodes, c->gpus_per_node));
@@ -68,9 +78,10 @@ static zb_status sim_create(zb_device *dev, zb_stream *const *streams, int n_str
     }
     if (nodes == 0) nodes = 1;
     if (per_node == 0) per_node = 1;
+    if (n_streams < 1 || n_streams > SIM_COMM_MAX_STREAMS) {
+        return ZB_FAIL(ZB_ERR_INVALID, "a sim comm takes 1 to %d streams, not %d", SIM_COMM_MAX_STREAMS, n_streams);
+    }
     ZB_TRY(zb_hw_sim_require(zb_sim_hw(dev), zb_sim_coll_needs(nodes, per_node)));
-    (void)streams;
-    (void)n_streams;
     sim_comm *c = (sim_comm *)calloc(1, sizeof *c);
     if (!c) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory creating the sim comm");
     c->base.ops = &sim_comm_ops;
@@ -81,6 +92,8 @@ static zb_status sim_create(zb_device *dev, zb_stream *const *streams, int n_str
     c->base.n_ranks = nodes * per_node;
     c->nodes = nodes;
     c->gpus_per_node = per_node;
+    c->n_streams = n_streams;
+    for (int i = 0; i < n_streams; i++) c->streams[i] = streams[i];
     *out = &c->base;
     return ZB_OK;
 }

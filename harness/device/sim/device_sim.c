@@ -49,7 +49,12 @@ static void sim_free(zb_device *zd, void *p) {
     if (zb_mem_account_count(&d->acct) == 0) d->next = 0;
 }
 
-static void sim_mem_stats(zb_device *zd, zb_mem_stats *out) { zb_mem_account_stats(&sim_dev(zd)->acct, out); }
+/* The sim reserves exactly what is live: no pool, no fragmentation. */
+static void sim_mem_stats(zb_device *zd, zb_mem_stats *out) {
+    zb_mem_account_stats(&sim_dev(zd)->acct, out);
+    out->reserved_bytes = out->live_total_bytes;
+    out->peak_reserved_bytes = out->peak_total_bytes;
+}
 static void sim_mem_reset_peak(zb_device *zd) { zb_mem_account_reset_peak(&sim_dev(zd)->acct); }
 static bool sim_mem_is_host(const zb_device *zd) {
     (void)zd;
