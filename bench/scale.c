@@ -15,7 +15,7 @@
 #include "step.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
-#define SCALE_FIELDS 48
+#define SCALE_FIELDS 64
 
 typedef struct scale_cell {
     const char *name; /* "ZeRO-2", "ZeRO-3 sync", "ZeRO-3 prefetch" */
@@ -81,6 +81,10 @@ static zb_status add_row(zb_rows *rows, const zb_bench_ctx *ctx, const zb_step_p
                         .i = (int64_t)r->comm_bytes_per_step};
     f[n++] = (zb_field){.key = "comm_bytes_formula", .metric = true, .kind = ZB_FIELD_INT,
                         .i = (int64_t)r->comm_bytes_formula};
+    for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
+        f[n++] = (zb_field){.key = zb_mem_tag_name((zb_mem_tag)k), .metric = true, .parent = "peak_mem_by_tag_bytes",
+                            .kind = ZB_FIELD_INT, .i = (int64_t)r->peak_tag_bytes[k]};
+    }
     for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
         f[n++] = (zb_field){.key = zb_mem_tag_name((zb_mem_tag)k), .metric = true, .parent = "ledger_by_tag_bytes",
                             .kind = ZB_FIELD_INT, .i = (int64_t)r->expected_tag_bytes[k]};
