@@ -49,6 +49,20 @@ check(t["otherData"]["simulated"] is True and "virtual" in t["otherData"]["clock
 finish()
 EOF
 
+# ci/demo's reading: a sentence computed from the figures of a.json.
+check python3 "$(dirname "$0")/../../ci/sim-reading.py" "$tmp/a.json" >"$tmp/reading.txt"
+python3 - "$tmp" <<'EOF' || fail=1
+import json, sys
+from zbcheck import check, finish
+d = sys.argv[1]
+runs = {r["mode"]: r["metrics"] for r in json.load(open(f"{d}/a.json"))["runs"]}
+text = open(f"{d}/reading.txt").read()
+for figure in (f"{runs['prefetch']['step_time_ms']:.0f} ms per step", f"{runs['sync']['step_time_ms']:.0f} ms in sync",
+               f"overlap {runs['prefetch']['overlap_pct']:.0f}%"):
+    check(figure in text, f"the reading lacks '{figure}': {text}")
+finish()
+EOF
+
 # The scaling table: one run per node count and configuration; ZeRO-3 sync
 # never overlaps, prefetch does; memory falls with the node count at stage 3
 # and is the ledger's; fits says whether the peak is within the profile's.
