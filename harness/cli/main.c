@@ -167,9 +167,16 @@ static void virtual_cluster(const zb_bench_ctx *ctx, zb_comm_config *cc) {
 static void print_simulated(const zb_bench_ctx *ctx) {
     zb_comm_config cc = {0, 0, 0};
     virtual_cluster(ctx, &cc);
-    fprintf(ctx->out, "# SIMULATED (%s): %d node(s) x %d GPU(s) of %s modelled in this process; times, overlap "
-            "and MFU are predictions, the loss is not computed\n", ctx->backends.device->simulated,
-            cc.virtual_nodes, cc.virtual_gpus_per_node, ctx->hw.name);
+    const zb_int_list *l = &ctx->cfg->nodes_list;
+    char nodes[160] = "";
+    size_t used = 0;
+    for (int i = 0; i < l->n && used < sizeof nodes; i++) {
+        used += (size_t)snprintf(nodes + used, sizeof nodes - used, "%s%lld", i ? "," : "", (long long)l->v[i]);
+    }
+    if (l->n < 2) snprintf(nodes, sizeof nodes, "%d", cc.virtual_nodes);
+    fprintf(ctx->out, "# SIMULATED (%s): %s node(s) x %d GPU(s) of %s modelled in this process; times, overlap "
+            "and MFU are predictions, the loss is not computed\n", ctx->backends.device->simulated, nodes,
+            cc.virtual_gpus_per_node, ctx->hw.name);
 }
 
 /* Collective: rank 0 prints the run's header, with one line per rank. */
