@@ -45,7 +45,7 @@ static zb_status add_row(zb_rows *rows, const zb_bench_ctx *ctx, const zb_step_p
                          int nodes, int per_node, const zb_step_stats *r, double mem_per_gpu) {
     zb_field f[SCALE_FIELDS];
     int n = 0;
-    bool fits = (double)r->peak_bytes <= mem_per_gpu;
+    bool fits = (double)r->peak_bytes <= r->mem_per_rank_bytes;
     f[n++] = (zb_field){.key = "bench", .kind = ZB_FIELD_TEXT, .s = "scale"};
     f[n++] = (zb_field){.key = "nodes", .tables = 1, .header = "nodes", .kind = ZB_FIELD_INT, .i = nodes};
     f[n++] = (zb_field){.key = "gpus_per_node", .kind = ZB_FIELD_INT, .i = per_node};

@@ -26,6 +26,7 @@ typedef struct zb_step_stats {
     double exposed_comm_ms, compute_ms, comm_ms;
     double hidden_pct, compute_slowdown_pct;  /* prefetch vs sync; NaN otherwise */
     size_t peak_bytes, peak_tag_bytes[ZB_MEM_TAG_COUNT];
+    double mem_per_rank_bytes; /* what a rank may use (zb_step_memory_per_rank): fits when peak_bytes <= it */
     size_t expected_tag_bytes[ZB_MEM_TAG_COUNT];
     uint64_t comm_bytes_per_step, comm_bytes_formula;
     /* GPU only (device_view): the pool's reserved high-water mark, the

@@ -124,6 +124,8 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
     int n = 0;
     f[n++] = (zb_field){.key = "peak_mem_bytes", .metric = true, .tables = T_MAIN, .header = "peak mem",
                         .unit = "MiB", .div = MIB, .decimals = 2, .kind = ZB_FIELD_INT, .i = (int64_t)r->peak_bytes};
+    f[n++] = (zb_field){.key = "fits", .metric = true, .kind = ZB_FIELD_BOOL,
+                        .b = (double)r->peak_bytes <= r->mem_per_rank_bytes};
     bool ledger_ok = true;
     for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
         const char *tag = zb_mem_tag_name((zb_mem_tag)k);

@@ -227,6 +227,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         zb_mem_stats mem;
         ctx->dev->ops->mem_stats(ctx->dev, &mem);
         out->peak_bytes = mem.peak_total_bytes;
+        out->mem_per_rank_bytes = zb_step_memory_per_rank(ctx);
         memcpy(out->peak_tag_bytes, mem.peak_bytes, sizeof out->peak_tag_bytes);
         zb_engine_expected_peaks(e, out->expected_tag_bytes);
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);

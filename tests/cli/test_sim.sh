@@ -41,6 +41,7 @@ for r in runs:
     check(m["loss"] is None and m["loss_first"] is None, "a simulated loss is not null")
     check(m["peak_mem_by_tag_bytes"] == m["ledger_by_tag_bytes"], f"{r['mode']}: memory by tag is not the ledger's")
     check(m["comm_bytes_per_step"] == m["comm_bytes_formula"], f"{r['mode']}: comm bytes differ from the formula")
+    check(m["fits"] is True, f"{r['mode']}: 70B at stage 3 with recomputation does not fit 80 GB on 32 GPUs")
 sync, pre = runs
 check(sync["mode"] == "sync" and sync["metrics"]["overlap_pct"] == 0, "sync overlap is not 0")
 check(pre["metrics"]["overlap_pct"] > 50, "prefetch hides little of 70B's comm on 4 nodes")
@@ -48,6 +49,14 @@ t = json.load(open(f"{d}/a.trace.json"))
 check(t["otherData"]["simulated"] is True and "virtual" in t["otherData"]["clock"], "trace not marked simulated")
 finish()
 EOF
+
+# Without recomputation 70B's activations do not fit 80 GB: the sim still
+# predicts the step, warns, and says fits: false.
+check timeout 120 "$ZB" step --backend sim --model llama3_70b --nodes 4 --gpus-per-node 8 --stage 3 --mode prefetch \
+    --steps 1 --warmup 0 --json "$tmp/nofit.json" >"$tmp/nofit.out" 2>"$tmp/nofit.err"
+check grep -q "WARNING: stage 3 prefetch needs" "$tmp/nofit.out"
+check python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["runs"][0]["metrics"]; sys.exit(m["fits"] is not False)' \
+    "$tmp/nofit.json"
 
 # ci/demo's reading: a sentence computed from the figures of a.json.
 check python3 "$(dirname "$0")/../../ci/sim-reading.py" "$tmp/a.json" >"$tmp/reading.txt"
