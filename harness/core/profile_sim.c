@@ -20,17 +20,23 @@ static zb_status bad(const char *file, const char *key, const char *expected, co
     return ZB_FAIL(ZB_ERR_INVALID, "%s: field \"sim.%s\": expected %s, got %s", file, key, expected, desc);
 }
 
-/* A number in [lo, hi] (hi_open: < hi; lo_open: > lo). */
-static zb_status number(const char *file, const json_t *obj, const char *key, double lo, bool lo_open,
-                        double hi, const char *expected, double *out, bool *given) {
+/* obj's `key`, when present, a number in [lo, hi] (lo_open: > lo); `shown`
+ * names it in messages (NULL: key). */
+static zb_status number_at(const char *file, const json_t *obj, const char *key, const char *shown, double lo,
+                           bool lo_open, double hi, const char *expected, double *out, bool *given) {
     const json_t *v = json_object_get(obj, key);
     *given = v != NULL;
     if (!v) return ZB_OK;
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     bool ok = isfinite(x) && (lo_open ? x > lo : x >= lo) && x <= hi;
-    if (!ok) return bad(file, key, expected, v);
+    if (!ok) return bad(file, shown ? shown : key, expected, v);
     *out = x;
     return ZB_OK;
+}
+
+static zb_status number(const char *file, const json_t *obj, const char *key, double lo, bool lo_open, double hi,
+                        const char *expected, double *out, bool *given) {
+    return number_at(file, obj, key, NULL, lo, lo_open, hi, expected, out, given);
 }
 
 static zb_status gemm_table(const char *file, const json_t *v, zb_hw_sim *s) {
@@ -63,9 +69,11 @@ static zb_status latencies(const char *file, const json_t *v, zb_hw_sim *s) {
         return bad(file, "link_latency_s", "an object {\"intra_node\": seconds, \"inter_node\": seconds}", v);
     }
     bool given = false;
-    ZB_TRY(number(file, v, "intra_node", 0, false, 1.0, "seconds in [0, 1]", &s->latency_intra_s, &given));
+    ZB_TRY(number_at(file, v, "intra_node", "link_latency_s.intra_node", 0, false, 1.0, "seconds in [0, 1]",
+                     &s->latency_intra_s, &given));
     if (given) s->have |= ZB_SIM_LATENCY_INTRA;
-    ZB_TRY(number(file, v, "inter_node", 0, false, 1.0, "seconds in [0, 1]", &s->latency_inter_s, &given));
+    ZB_TRY(number_at(file, v, "inter_node", "link_latency_s.inter_node", 0, false, 1.0, "seconds in [0, 1]",
+                     &s->latency_inter_s, &given));
     if (given) s->have |= ZB_SIM_LATENCY_INTER;
     return ZB_OK;
 }

@@ -284,7 +284,48 @@ static void test_costs(void) {
     zb_error_clear();
 }
 
+/* The "sim" object is checked when the profile loads: types, ranges, order,
+ * and a source for each parameter given; absent, the profile still loads. */
+static void test_profile_sim(void) {
+    const char *base = "{\"name\": \"p\", \"kind\": \"gpu\", \"bf16_flops\": 1, \"fp32_flops\": 1, \"mem_bytes\": 1,"
+                       " \"hbm_bytes_per_s\": 1, \"nvlink_bytes_per_s\": 0, \"nic_bytes_per_s\": 0, \"gpus_per_node\": 1,"
+                       " \"sources\": {\"bf16_flops\": \"t\", \"fp32_flops\": \"t\", \"mem_bytes\": \"t\","
+                       " \"hbm_bytes_per_s\": \"t\", \"nvlink_bytes_per_s\": \"t\", \"nic_bytes_per_s\": \"t\","
+                       " \"gpus_per_node\": \"t\"}";
+    static const struct {
+        const char *sim, *needle; /* needle NULL: loads */
+    } cases[] = {
+        {"", NULL},
+        {", \"sim\": {\"interference\": 0.2, \"sources\": {\"interference\": \"x\"}}", NULL},
+        {", \"sim\": {\"interference\": 0.2}", "sim.sources"},
+        {", \"sim\": {\"interference\": 0.2, \"sources\": {}}", "sim.sources.interference"},
+        {", \"sim\": {\"gemm_efficiency\": [[0, 0.5], [0, 0.6]], \"sources\": {\"gemm_efficiency\": \"x\"}}",
+         "sim.gemm_efficiency[1]"},
+        {", \"sim\": {\"gemm_efficiency\": [[0, 1.5]], \"sources\": {\"gemm_efficiency\": \"x\"}}",
+         "sim.gemm_efficiency[0]"},
+        {", \"sim\": {\"mem_efficiency\": 0, \"sources\": {\"mem_efficiency\": \"x\"}}", "sim.mem_efficiency"},
+        {", \"sim\": {\"link_latency_s\": {\"intra_node\": -1}, \"sources\": {\"link_latency_s\": \"x\"}}",
+         "sim.link_latency_s.intra_node"},
+        {", \"sim\": [1]", "\"sim\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[2048];
+        snprintf(text, sizeof text, "%s%s}", base, cases[i].sim);
+        zb_hw_profile hw;
+        zb_status st = zb_hw_profile_parse(text, strlen(text), "p.json", &hw);
+        if (!cases[i].needle) {
+            ZB_CHECK_MSG(st == ZB_OK, "case %zu: %s", i, zb_error_message());
+        } else {
+            ZB_CHECK_MSG(st == ZB_ERR_INVALID && strstr(zb_error_message(), cases[i].needle) &&
+                             strstr(zb_error_message(), "p.json"),
+                         "case %zu: %s: '%s', want '%s'", i, zb_status_name(st), zb_error_message(), cases[i].needle);
+        }
+        zb_error_clear();
+    }
+}
+
 int main(void) {
+    test_profile_sim();
     test_costs();
     test_deterministic();
     test_sync();
