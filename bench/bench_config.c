@@ -21,6 +21,7 @@ void zb_config_defaults(zb_config *cfg) {
     snprintf(cfg->blas_core, sizeof cfg->blas_core, "auto");
     cfg->gpu_trace = true;
     cfg->timeout_s = 300.0;
+    cfg->straggler_pct = 10.0; /* ZB_STRAGGLER_PCT_DEFAULT */
     cfg->mode = ZB_MODE_BOTH;
     cfg->stage = 3;
     cfg->steps = 10;

@@ -32,6 +32,7 @@ typedef enum zb_opt_kind {
     ZB_OPT_DTYPE,  /* zb_dtype */
     ZB_OPT_SHAPE,  /* appends MxNxK to cfg->shapes (repeatable) */
     ZB_OPT_CHOICE, /* int: the index of the value in `choices` */
+    ZB_OPT_INT_LIST, /* zb_int_list: N or N1,N2,... each an integer in [min, max] */
 } zb_opt_kind;
 
 typedef struct zb_opt {
@@ -71,6 +72,8 @@ extern const zb_opt_group zb_opts_sweep_range;
 extern const zb_opt_group zb_opts_sweep_run;
 /* --model, shared by gemm and step. */
 extern const zb_opt zb_opt_model;
+/* --straggler-pct, shared by the step and the collectives. */
+extern const zb_opt zb_opt_straggler_pct;
 extern const zb_opt zb_opt_minbytes, zb_opt_maxbytes, zb_opt_stepfactor;
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 
 #include "row.h"
 #include "step.h"
+#include "step_notes.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -31,7 +32,7 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
 
 #define T_MAIN (1u << 0) /* the side-by-side comparison */
 #define T_MEM (1u << 1)  /* memory by tag and traffic */
-#define ROW_FIELDS 96
+#define ROW_FIELDS 128
 
 /* The tags the memory table shows: the step's own device memory, which the
  * ledger predicts; not the comm or bench buffers, nor host staging (host
@@ -69,8 +70,9 @@ static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_p
                         .kind = ZB_FIELD_TEXT, .s = mode_name(r->mode)};
     f[n++] = (zb_field){.key = "stage", .tables = T_MAIN | T_MEM, .header = "stage", .at = 1, .kind = ZB_FIELD_INT,
                         .i = r->stage};
-    f[n++] = json_int("ranks", NULL, false, ctx->topo.n_ranks);
-    f[n++] = json_int("nodes", NULL, false, ctx->topo.n_nodes);
+    f[n++] = json_int("ranks", NULL, false, ctx->world_ranks);
+    f[n++] = json_int("nodes", NULL, false, ctx->world_nodes);
+    f[n++] = (zb_field){.key = "simulated", .kind = ZB_FIELD_BOOL, .b = ctx->simulated};
     f[n++] = json_text("model", plan->model_label);
     f[n++] = json_text("dtype", zb_dtype_name(e->act_dtype));
     f[n++] = json_text("act_dtype", zb_dtype_name(e->act_dtype));
@@ -108,7 +110,9 @@ static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stat
     n++;
     f[n++] = metric("overlap_pct", "overlap", "%", 1, r->overlap_pct);
     f[n++] = metric("overlap_min_pct", NULL, NULL, 0, r->overlap_min_pct);
+    f[n++] = metric("overlap_worst_pct", "worst", "%", 1, r->overlap_worst_pct); /* the worst rank's */
     f[n++] = metric("exposed_comm_ms", "exposed comm", "ms", 3, r->exposed_comm_ms);
+    f[n++] = metric("exposed_comm_worst_ms", "worst", "ms", 3, r->exposed_comm_worst_ms);
     f[n++] = metric("compute_ms", "compute", "ms", 3, r->compute_ms);
     f[n++] = metric("comm_ms", "comm", "ms", 3, r->comm_ms);
     f[n++] = metric("hidden_pct", "hidden", "%", 1, r->hidden_pct);
@@ -123,6 +127,8 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
     int n = 0;
     f[n++] = (zb_field){.key = "peak_mem_bytes", .metric = true, .tables = T_MAIN, .header = "peak mem",
                         .unit = "MiB", .div = MIB, .decimals = 2, .kind = ZB_FIELD_INT, .i = (int64_t)r->peak_bytes};
+    f[n++] = (zb_field){.key = "fits", .metric = true, .kind = ZB_FIELD_BOOL,
+                        .b = (double)r->peak_bytes <= r->mem_per_rank_bytes};
     bool ledger_ok = true;
     for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
         const char *tag = zb_mem_tag_name((zb_mem_tag)k);
@@ -186,8 +192,16 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     n += tracer_fields(f + n, r);
     f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
     f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
-    f[n++].na = NULL;
-    return zb_rows_add(out, f, n, 1);
+    f[n++].na = ctx->simulated ? "n/a" : NULL; /* the sim computes none: JSON null */
+    /* Per-rank figures, stragglers and the stage's reading (step_notes.c). */
+    char reading[1024];
+    zb_step_stage_reading(ctx, runs, n_runs, r->stage, reading, sizeof reading);
+    zb_step_notes_json own;
+    int k = 0;
+    ZB_TRY(zb_step_notes_fields(ctx, r, reading, f + n, &k, &own));
+    zb_status st = zb_rows_add(out, f, n + k, 1);
+    zb_step_notes_json_free(&own);
+    return st;
 }
 
 static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs,
@@ -207,6 +221,11 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     fprintf(f, "# MFU: %.4g model FLOPs per token (%s attention convention) against %.4g GFLOP/s per rank (%s)\n",
             plan->flops.model_flops, zb_flops_convention_name(plan->convention), ctx->peak_flops / 1e9,
             ctx->peak_source);
+    if (ctx->simulated) {
+        fprintf(f, "# SIMULATED step: virtual time from the cost model and the %s profile (docs/design.md §6), "
+                   "%d ranks on %d node(s) modelled in one process; the loss is not computed (n/a)\n",
+                ctx->hw.name, ctx->world_ranks, ctx->world_nodes);
+    }
     fprintf(f, "# step time: median over steps of the max over ranks; overlap = |comm ∩ compute| / |comm| "
                "from the trace; hidden = (T_sync - T_prefetch) / exposed comm of sync\n");
     zb_rows_print(rows, 0, f, "#");
@@ -260,12 +279,12 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
             break;
         }
     }
+    zb_step_notes_print(f, ctx, runs, n_runs);
 }
 
 zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
     zb_rows *rows = zb_rows_new(ctx->report, 2);
-    if (!rows) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
-    zb_status st = ZB_OK;
+    zb_status st = rows ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
     for (int i = 0; i < n_runs && st == ZB_OK; i++) st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
     if (st == ZB_OK && ctx->out) print_tables(ctx, plan, runs, n_runs, rows);
     zb_rows_free(rows);

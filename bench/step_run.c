@@ -4,7 +4,8 @@
  * the maximum over ranks, median over the measured steps (docs/design.md §6).
  * Overlap, exposed comm, compute and comm time come from the trace records
  * each step left on each rank (the comm stream's records are comm), medians
- * over steps and ranks. The device tracer's own losses (CUPTI's dropped
+ * over steps and ranks; per rank, each rank's own medians over steps
+ * (step_ranks.c). The device tracer's own losses (CUPTI's dropped
  * records, ...) are what the run added, summed over ranks. A NaN or
  * infinite loss stops the run. */
 #include <math.h>
@@ -17,6 +18,7 @@
 
 typedef struct per_step {
     double *step_ms;                   /* [steps], max over ranks */
+    double *local_ms;                  /* [steps] this rank's own step time */
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
 } per_step;
 
@@ -54,9 +56,11 @@ static zb_status median_over_ranks(const zb_bench_ctx *ctx, const double *mine, 
 static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, int s, int total, float loss,
                      double ms, bool warmup) {
     if (ctx->topo.rank != 0) return;
-    fprintf(stderr, "step %3d/%d  stage %d %-8s loss %.4f  time %9.3f ms%s\n", s + 1, total,
-            plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch", (double)loss, ms,
-            warmup ? "  (warm-up)" : "");
+    char loss_text[32] = "n/a";
+    if (!ctx->simulated) snprintf(loss_text, sizeof loss_text, "%.4f", (double)loss);
+    fprintf(stderr, "step %3d/%d  stage %d %-8s loss %s  time %9.3f ms%s%s\n", s + 1, total, plan->engine.stage,
+            plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch", loss_text, ms, warmup ? "  (warm-up)" : "",
+            ctx->simulated ? "  (simulated)" : "");
 }
 
 static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, per_step *ps,
@@ -74,8 +78,9 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
         double local_ms = (double)(r.end_ns - r.start_ns) / 1e6, ms = 0;
         ZB_TRY(zb_mpi_allreduce_bounded(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
                                         "taking the step's maximum time", cfg->timeout_s));
+        if (ctx->simulated) loss = NAN; /* no data: never a number */
         progress(ctx, plan, s, total, loss, ms, s < warm);
-        if (!isfinite(loss)) {
+        if (!ctx->simulated && !isfinite(loss)) {
             return ZB_FAIL(ZB_ERR_WRONG, "the loss is %g at step %d (stage %d, %s): stopping", (double)loss,
                            s + 1, plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch");
         }
@@ -89,6 +94,7 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
          * so a long run's memory stays bounded. */
         if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
         ps->step_ms[m] = ms;
+        ps->local_ms[m] = local_ms;
         bool measured = ov.comm_ns >= 0;
         ps->overlap[m] = ov.overlap_pct;
         ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
@@ -143,7 +149,7 @@ static zb_status tracer_window(zb_bench_ctx *ctx, bool ran, const zb_tracer_stat
 }
 
 static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
-    int steps = (int)ctx->cfg->steps, n = ctx->topo.n_ranks;
+    int steps = (int)ctx->cfg->steps, n = ctx->world_ranks;
     out->steps = steps;
     out->step_min_ms = zb_min(ps->step_ms, (size_t)steps);
     out->step_max_ms = zb_max(ps->step_ms, (size_t)steps);
@@ -154,6 +160,9 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     out->hfu_pct = zb_mfu_pct(plan->flops.hardware_flops, plan->tokens_global, t, n, ctx->peak_flops);
     out->hidden_pct = NAN;
     out->compute_slowdown_pct = NAN;
+    /* Each rank's own medians over its steps (per_rank), then those over all ranks. */
+    const double *const figs[ZB_STEP_RANK_FIGS] = {ps->local_ms, ps->overlap, ps->exposed, ps->compute, ps->comm};
+    ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
                              &out->overlap_min_pct));
     ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
@@ -206,13 +215,14 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
     out->mode = plan->engine.mode;
     int steps = (int)ctx->cfg->steps;
     per_step ps;
-    double *block = (double *)calloc(5 * (size_t)steps, sizeof(double));
+    double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
     if (!block) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
     ps.step_ms = block;
     ps.overlap = block + steps;
     ps.exposed = block + 2 * steps;
     ps.compute = block + 3 * steps;
     ps.comm = block + 4 * steps;
+    ps.local_ms = block + 5 * steps;
     size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
     zb_tracer_stats tracer_before;
     bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
@@ -224,6 +234,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         zb_mem_stats mem;
         ctx->dev->ops->mem_stats(ctx->dev, &mem);
         out->peak_bytes = mem.peak_total_bytes;
+        out->mem_per_rank_bytes = zb_step_memory_per_rank(ctx);
         memcpy(out->peak_tag_bytes, mem.peak_bytes, sizeof out->peak_tag_bytes);
         zb_engine_expected_peaks(e, out->expected_tag_bytes);
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);

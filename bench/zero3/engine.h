@@ -77,6 +77,7 @@ typedef struct zb_engine_cfg {
     zb_dtype grad_dtype;  /* gradients as reduced: ZB_DTYPE_F32 or ZB_DTYPE_BF16 */
     zb_dtype act_dtype;   /* activations (and params as read): float, or bf16
                              with param_dtype bf16 */
+    double test_delay_ms; /* test hook (harness/core/test_hook.h): compute added to each step; 0: none */
 } zb_engine_cfg;
 
 typedef struct zb_engine zb_engine;
@@ -84,7 +85,7 @@ typedef struct zb_engine zb_engine;
 /* What one step left behind on this rank. */
 typedef struct zb_step_result {
     float loss;              /* this rank's mean loss over its B*T tokens */
-    int64_t start_ns, end_ns; /* host clock around issue ... all streams done */
+    int64_t start_ns, end_ns; /* device clock (zb_dev_now_ns) around issue ... all streams done */
     uint64_t sent_bytes;     /* by the comm-volume formula, all collectives */
 } zb_step_result;
 

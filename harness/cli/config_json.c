@@ -25,6 +25,7 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     json_object_set_new(o, "datatype", json_string(zb_dtype_name(cfg->dtype)));
     json_object_set_new(o, "average", json_integer((json_int_t)cfg->average));
     json_object_set_new(o, "compare_direct", json_boolean(cfg->compare_direct));
+    json_object_set_new(o, "straggler_pct", json_real(cfg->straggler_pct));
     json_object_set_new(o, "shapes", shapes_json(cfg));
     json_object_set_new(o, "model", json_string(cfg->model));
     json_object_set_new(o, "tokens", json_integer((json_int_t)cfg->tokens));
@@ -36,6 +37,9 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     json_object_set_new(o, "malloc_keep", json_boolean(cfg->malloc_keep));
     json_object_set_new(o, "gpu_trace", json_boolean(cfg->gpu_trace));
     json_object_set_new(o, "nodes", json_integer((json_int_t)cfg->nodes));
+    json_t *counts = json_array(); /* --nodes as given: several for scale */
+    for (int i = 0; i < cfg->nodes_list.n; i++) json_array_append_new(counts, json_integer((json_int_t)cfg->nodes_list.v[i]));
+    json_object_set_new(o, "nodes_list", counts);
     json_object_set_new(o, "gpus_per_node", json_integer((json_int_t)cfg->gpus_per_node));
     json_object_set_new(o, "hostfile", json_string(cfg->hostfile));
     json_object_set_new(o, "emulate_nodes", json_boolean(cfg->emulate_nodes));
