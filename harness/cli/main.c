@@ -105,9 +105,14 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
 }
 
 /* glibc keeps freed memory when asked: Open MPI's reduction temporaries then
- * stop costing page faults on every call. Reported in meta. */
+ * stop costing page faults on every call. Reported in meta. One arena: the
+ * collectives run on the comm stream's thread, and a thread's own arena
+ * serves a block that does not fit its 64 MiB heap with a fresh mmap
+ * whatever M_MMAP_MAX says, unmapped again on free, so every reduction of
+ * 64 MiB or more faulted its temporary in anew (docs/design.md §10). */
 static void apply_malloc_policy(bool keep) {
     if (!keep) return;
+    mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
@@ -177,7 +182,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
                 (int)cfg->average, cfg->timeout_s);
     }
     fprintf(ctx->out, "# malloc-keep %s\n", cfg->malloc_keep
-            ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
+            ? "on: glibc keeps freed memory (M_ARENA_MAX=1, M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
     for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
     free(all);
     return ZB_OK;

@@ -92,10 +92,13 @@ static int coll_start(const mpi_coll_op *op, MPI_Request *req, const char **call
     size_t e = zb_dtype_size(op->dtype);
     switch (op->kind) {
     case ZB_COLL_ALLGATHER: {
-        bool in_place = op->send == (const char *)op->recv + (size_t)rank * op->count * e;
+        /* Out of place, the own block is copied here and the call made in
+         * place: Open MPI's non-blocking all-gather otherwise spends a
+         * schedule round, and a poll, on that copy (docs/design.md §10). */
+        char *own = (char *)op->recv + (size_t)rank * op->count * e;
+        if (op->send != own) memcpy(own, op->send, op->count * e);
         *call = "MPI_Iallgather";
-        return MPI_Iallgather(in_place ? MPI_IN_PLACE : op->send, n, t, op->recv, n, t, op->mpi,
-                              req);
+        return MPI_Iallgather(MPI_IN_PLACE, n, t, op->recv, n, t, op->mpi, req);
     }
     case ZB_COLL_REDUCESCATTER: {
         bool in_place = op->recv == (const char *)op->send + (size_t)rank * op->count * e;
