@@ -94,12 +94,16 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     zb_step_stats runs[8];
     int n_runs = 0;
     for (int s = first_stage; s <= last_stage; s++) {
+        if (n_modes == 2) { /* both: the paired A/B on one state */
+            plan.engine.stage = s;
+            ZB_TRY(zb_step_run_paired(ctx, &plan, &runs[n_runs], &runs[n_runs + 1]));
+            n_runs += 2;
+            continue;
+        }
         for (int i = 0; i < n_modes; i++) {
             plan.engine.stage = s;
             plan.engine.mode = modes[i];
-            zb_step_stats *r = &runs[n_runs++];
-            ZB_TRY(zb_step_run(ctx, &plan, r));
-            if (modes[i] == ZB_MODE_PREFETCH && i > 0) zb_step_compare(&runs[n_runs - 2], r);
+            ZB_TRY(zb_step_run(ctx, &plan, &runs[n_runs++]));
         }
     }
     return zb_step_report(ctx, &plan, runs, n_runs);
