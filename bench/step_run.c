@@ -4,7 +4,8 @@
  * the maximum over ranks, median over the measured steps (docs/design.md §6).
  * Overlap, exposed comm, compute and comm time come from the trace records
  * each step left on each rank (the comm stream's records are comm), medians
- * over steps and ranks. The device tracer's own losses (CUPTI's dropped
+ * over steps and ranks; per rank, each rank's own medians over steps
+ * (step_ranks.c). The device tracer's own losses (CUPTI's dropped
  * records, ...) are what the run added, summed over ranks. A NaN or
  * infinite loss stops the run. */
 #include <math.h>
@@ -17,6 +18,7 @@
 
 typedef struct per_step {
     double *step_ms;                   /* [steps], max over ranks */
+    double *local_ms;                  /* [steps] this rank's own step time */
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
 } per_step;
 
@@ -90,6 +92,7 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
      * so a long run's memory stays bounded. */
     if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
     ps->step_ms[m] = ms;
+    ps->local_ms[m] = local_ms;
     bool measured = ov.comm_ns >= 0;
     ps->overlap[m] = ov.overlap_pct;
     ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
@@ -163,6 +166,9 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     out->hfu_pct = zb_mfu_pct(plan->flops.hardware_flops, plan->tokens_global, t, n, ctx->peak_flops);
     out->hidden_pct = NAN;
     out->compute_slowdown_pct = NAN;
+    /* Each rank's own medians over its steps (per_rank), then those over all ranks. */
+    const double *const figs[ZB_STEP_RANK_FIGS] = {ps->local_ms, ps->overlap, ps->exposed, ps->compute, ps->comm};
+    ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
                              &out->overlap_min_pct));
     ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
@@ -209,13 +215,14 @@ static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
 }
 
 static double *per_step_alloc(per_step *ps, int steps) {
-    double *block = (double *)calloc(5 * (size_t)steps, sizeof(double));
+    double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
     if (!block) return NULL;
     ps->step_ms = block;
     ps->overlap = block + steps;
     ps->exposed = block + 2 * steps;
     ps->compute = block + 3 * steps;
     ps->comm = block + 4 * steps;
+    ps->local_ms = block + 5 * steps;
     return block;
 }
 
@@ -374,14 +381,4 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
     free(block[0]);
     free(block[1]);
     return st;
-}
-
-void zb_step_compare(const zb_step_stats *sync, zb_step_stats *prefetch) {
-    double saved = sync->step_ms - prefetch->step_ms;
-    double hidden = sync->exposed_comm_ms > 0 ? 100.0 * saved / sync->exposed_comm_ms : NAN;
-    if (hidden < 0) hidden = 0;
-    if (hidden > 100) hidden = 100;
-    prefetch->hidden_pct = hidden;
-    prefetch->compute_slowdown_pct =
-        sync->compute_ms > 0 ? 100.0 * (prefetch->compute_ms / sync->compute_ms - 1.0) : NAN;
 }
