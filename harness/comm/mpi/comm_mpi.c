@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bf16.h"
 #include "comm.h"
@@ -47,6 +48,7 @@ typedef struct mpi_comm {
     MPI_Comm comms[ZB_MPI_MAX_STREAMS];
     MPI_Op bf16_sum;
     bool staged;                        /* device memory is not host memory */
+    bool oversubscribed;                /* more ranks on this node than cores */
     zb_event *quiet[ZB_MPI_MAX_STREAMS]; /* staged: marks "the stream's work so far" */
     void *stage[ZB_MPI_MAX_STREAMS];    /* staged: pinned host buffer per stream */
     size_t stage_bytes[ZB_MPI_MAX_STREAMS];
@@ -146,10 +148,13 @@ static int allgather_start(const mpi_coll_op *op, MPI_Request *reqs, int *n_reqs
     return rc;
 }
 
-/* Polls the requests until all complete or the deadline passes (the
- * single-request poll of mpi_wait.h, for several). */
-static zb_mpi_poll poll_all(int n, MPI_Request *reqs, int64_t deadline_ns, int *mpi_rc) {
-    if (n == 1) return zb_mpi_poll_until(reqs, deadline_ns, mpi_rc);
+/* Polls the requests until all complete or the deadline passes. Between
+ * tests it yields the core only when another stream of this rank works
+ * (compute to overlap) or ranks outnumber cores (a peer to let run), as
+ * Open MPI's own blocking wait spins unless oversubscribed: a yield at
+ * every test handed the core to other processes on a loaded machine and
+ * made a 1 MiB all-gather take milliseconds (docs/design.md §10). */
+static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t deadline_ns, int *mpi_rc) {
     for (;;) {
         int done = 0;
         int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -159,7 +164,8 @@ static zb_mpi_poll poll_all(int n, MPI_Request *reqs, int64_t deadline_ns, int *
         }
         if (done) return ZB_MPI_POLL_DONE;
         if (zb_now_ns() > deadline_ns) return ZB_MPI_POLL_TIMED_OUT;
-        sched_yield(); /* as zb_mpi_poll_until: leave the core to compute */
+        /* This poll runs on a stream thread: it is one of the busy ones. */
+        if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1) sched_yield();
     }
 }
 
@@ -185,7 +191,7 @@ static zb_status coll_run(void *arg) {
      * (main aborts), so `reqs` is left to it. */
     if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, call, op->label);
     /* The messages are formatted only on failure: this is the hot path. */
-    zb_mpi_poll p = poll_all(n_reqs, reqs, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc);
+    zb_mpi_poll p = poll_all(c, n_reqs, reqs, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc);
     if (p == ZB_MPI_POLL_DONE && reqs != &one) free(reqs);
     if (p == ZB_MPI_POLL_FAILED) return mpi_fail(rc, rank, "MPI_Test", op->label);
     if (p == ZB_MPI_POLL_TIMED_OUT) {
@@ -413,6 +419,10 @@ zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_st
         return mpi_fail(rc, 0, "MPI_Op_create", "bf16 sum");
     }
     c->staged = !zb_dev_mem_is_host(dev); /* the same on every rank: one device kind per job */
+    /* Ranks on this node (Open MPI's launcher says) against its cores. */
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    c->oversubscribed = !local || cores < 1 || atol(local) > cores;
     if (c->staged) {
         zb_status st = ZB_OK;
         if (!zb_dev_runs_host_code(dev)) {

@@ -73,6 +73,7 @@ typedef struct cpu_device {
     pthread_cond_t ev_cv;
     int n_streams;
     atomic_uint_fast64_t n_issued; /* numbers every op in issue order */
+    atomic_int busy;               /* streams running an op now (host_busy_streams) */
 } cpu_device;
 
 static cpu_device *cpu_dev(zb_device *d) { return (cpu_device *)d; }
@@ -248,7 +249,9 @@ static void *stream_main(void *arg) {
         } else if (op->type == CPU_OP_WAIT) {
             run_event_wait(s, op);
         } else {
+            atomic_fetch_add(&cpu_dev(s->base.dev)->busy, 1);
             run_work(s, op);
+            atomic_fetch_sub(&cpu_dev(s->base.dev)->busy, 1);
         }
         free(op);
 
@@ -517,6 +520,7 @@ static void cpu_mem_stats(zb_device *zd, zb_mem_stats *out) {
     zb_mempool_stats(&cpu_dev(zd)->pool, out);
 }
 static void cpu_mem_reset_peak(zb_device *zd) { zb_mempool_reset_peak(&cpu_dev(zd)->pool); }
+static int cpu_host_busy_streams(zb_device *zd) { return atomic_load(&cpu_dev(zd)->busy); }
 
 static void cpu_destroy(zb_device *zd) {
     cpu_device *d = cpu_dev(zd);
@@ -548,6 +552,7 @@ static const zb_device_ops cpu_ops = {
     .gemm = cpu_gemm,
     .launch_host = cpu_launch_host,
     .kernels = zb_kernels_cpu,
+    .host_busy_streams = cpu_host_busy_streams,
 };
 
 zb_status zb_device_cpu_create(const zb_device_config *cfg, zb_device **out) {
