@@ -98,6 +98,14 @@ void zb_engine_destroy(zb_engine *e);
 /* Runs training step `step` (0-based; it selects the data) and waits for it. */
 zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out);
 
+/* Switches the schedule of the next steps, on the same training state
+ * (parameters, optimizer state, step count): sync and prefetch compute the
+ * same values, so a run may interleave them (the step's paired A/B). The
+ * gathered rings take the new schedule's size (slots freed to the pool or
+ * allocated), so memory and the ledger are the new schedule's. Call
+ * between steps. */
+zb_status zb_engine_set_mode(zb_engine *e, zb_step_mode mode);
+
 int zb_engine_n_units(const zb_engine *e);
 /* Unit u's padded size and this rank's shard range [begin, begin + count). */
 void zb_engine_unit_shard(const zb_engine *e, int unit, size_t *padded, size_t *begin,
