@@ -48,7 +48,7 @@ typedef struct mpi_comm {
     MPI_Comm comms[ZB_MPI_MAX_STREAMS];
     MPI_Op bf16_sum;
     bool staged;                        /* device memory is not host memory */
-    bool oversubscribed;                /* more ranks on this node than cores */
+    bool oversubscribed;                /* more threads that may run on this node than cores */
     zb_event *quiet[ZB_MPI_MAX_STREAMS]; /* staged: marks "the stream's work so far" */
     void *stage[ZB_MPI_MAX_STREAMS];    /* staged: pinned host buffer per stream */
     size_t stage_bytes[ZB_MPI_MAX_STREAMS];
@@ -149,11 +149,14 @@ static int allgather_start(const mpi_coll_op *op, MPI_Request *reqs, int *n_reqs
 }
 
 /* Polls the requests until all complete or the deadline passes. Between
- * tests it yields the core only when another stream of this rank works
- * (compute to overlap) or ranks outnumber cores (a peer to let run), as
- * Open MPI's own blocking wait spins unless oversubscribed: a yield at
+ * tests it yields the core when another stream of this rank works (compute
+ * to overlap) or when the node's ranks have more threads that may run than
+ * it has cores (a peer's poll, a host thread about to issue the next op);
+ * otherwise it spins, as Open MPI's own blocking wait does: a yield at
  * every test handed the core to other processes on a loaded machine and
- * made a 1 MiB all-gather take milliseconds (docs/design.md §10). */
+ * made a 1 MiB all-gather take milliseconds (docs/design.md §10). A spin
+ * that took the cores from the host thread stopped prefetch from issuing
+ * its next gather until the running collective ended (no overlap at all). */
 static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t deadline_ns, int *mpi_rc) {
     for (;;) {
         int done = 0;
@@ -419,10 +422,12 @@ zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_st
         return mpi_fail(rc, 0, "MPI_Op_create", "bf16 sum");
     }
     c->staged = !zb_dev_mem_is_host(dev); /* the same on every rank: one device kind per job */
-    /* Ranks on this node (Open MPI's launcher says) against its cores. */
+    /* The threads this node's ranks may run at once (each rank's streams
+     * and its host thread; Open MPI's launcher gives the ranks per node)
+     * against the node's cores. */
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    c->oversubscribed = !local || cores < 1 || atol(local) > cores;
+    c->oversubscribed = !local || cores < 1 || atol(local) * (long)(n_streams + 1) > cores;
     if (c->staged) {
         zb_status st = ZB_OK;
         if (!zb_dev_runs_host_code(dev)) {
