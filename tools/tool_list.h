@@ -5,6 +5,7 @@
 #define ZB_TOOL_LIST_H
 
 #define ZB_TOOL_LIST(X) \
-    X(plan)
+    X(plan)              \
+    X(calibrate)
 
 #endif
