@@ -16,9 +16,10 @@ extern "C" {
 #define ZB_CALIB_INTER 1 /* the whole job, across nodes */
 
 typedef struct zb_calib_coll_fit {
-    bool have;
-    int ranks;
+    bool have;            /* fitted */
+    int ranks;            /* 0: not swept */
     zb_calib_fit fit;
+    char why_not[256];    /* swept but not fitted (times that do not grow with size): why */
 } zb_calib_coll_fit;
 
 typedef struct zb_calib {

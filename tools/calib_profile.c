@@ -26,7 +26,7 @@ static json_t *sub_object(json_t *parent, const char *key) {
 }
 
 static void set_source(json_t *sources, const char *key, const zb_calib *c, const char *what) {
-    char text[1024];
+    char text[2560];
     snprintf(text, sizeof text, "calibrated on %s at %s from %s", c->host, c->date_utc, what);
     json_object_set_new(sources, key, json_string(text));
 }
@@ -77,12 +77,22 @@ static void put_measured(const zb_calib *c, json_t *prof) {
         size_t used = strlen(lat_what);
         snprintf(lat_what + used, sizeof lat_what - used, "%s%s: %s", used ? "; " : "", lat_key[pl], what);
     }
-    if (lat_what[0]) set_source(sim_sources, "link_latency_s", c, lat_what);
+    if (lat_what[0]) {
+        /* A latency kept from the base keeps its source beside the calibrated one. */
+        const char *old = json_string_value(json_object_get(sim_sources, "link_latency_s"));
+        bool kept = false;
+        for (int pl = 0; pl < 2; pl++) kept = kept || (!c->pooled[pl].have && json_object_get(lat, lat_key[pl]));
+        char text[2048];
+        snprintf(text, sizeof text, "%s%s%s", lat_what, kept && old ? "; the rest from the base profile: " : "",
+                 kept && old ? old : "");
+        set_source(sim_sources, "link_latency_s", c, text);
+    }
     if (!json_object_size(lat)) json_object_del(sim, "link_latency_s");
 }
 
 static json_t *fit_json(const zb_calib_coll_fit *f) {
-    if (!f->have) return json_null();
+    if (!f->ranks) return json_null(); /* not swept */
+    if (!f->have) return json_pack("{s:i, s:s}", "ranks", f->ranks, "not_fitted", f->why_not);
     return json_pack("{s:i, s:i, s:o, s:o, s:b, s:o, s:o}", "ranks", f->ranks, "points", f->fit.n_points,
                      "latency_per_step_s", zb_json_real_or_null(f->fit.latency_s), "bandwidth_bytes_per_s",
                      zb_json_real_or_null(f->fit.bandwidth_bytes_per_s), "latency_clamped_to_0",

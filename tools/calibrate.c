@@ -11,6 +11,7 @@
  *
  * Exit codes: 0 written, 2 bad input (nothing run, no file), 1 a child run
  * or a fit that failed (no file). */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -193,14 +194,17 @@ typedef struct calib_run {
     double timeout_s;
 } calib_run;
 
-/* The log's last non-empty line, for a one-line message. */
+/* The log's last line with words in it (mpirun frames its messages in
+ * lines of dashes), for a one-line message. */
 static void last_line(const char *log, char *out, size_t n) {
     FILE *f = fopen(log, "r");
     char line[512];
     snprintf(out, n, "(no output)");
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\r\n")] = '\0';
-        if (line[0]) snprintf(out, n, "%s", line);
+        bool words = false;
+        for (const char *q = line; *q && !words; q++) words = isalpha((unsigned char)*q);
+        if (words) snprintf(out, n, "%s", line);
     }
     if (f) fclose(f);
 }
@@ -299,6 +303,15 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
     return s;
 }
 
+/* A sweep too noisy to fit (on a loaded machine small sizes can take
+ * longer than large ones) is said, not fatal: the profile then keeps the
+ * base's value for that link and the summary says so. */
+static void fit_or_say(const zb_calib_point *pts, int n, zb_calib_coll_fit *f) {
+    char why[ZB_ERROR_MAX];
+    f->have = zb_calib_fit_alpha_beta(pts, n, &f->fit) == ZB_OK;
+    if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", error_text(why, sizeof why));
+}
+
 /* One placement's sweeps of the three collectives, fitted one by one and pooled. */
 static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placement, const char *nodes,
                              zb_calib *c) {
@@ -338,17 +351,11 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
         json_decref(doc);
         zb_calib_coll_fit *f = &c->coll[placement][k];
         f->ranks = ranks;
-        if (zb_calib_fit_alpha_beta(pts, np, &f->fit) != ZB_OK) {
-            char why[ZB_ERROR_MAX];
-            return ZB_FAIL(ZB_ERR_IO, "calibrate: %s on %d ranks: %s", zb_calib_colls[k], ranks,
-                           error_text(why, sizeof why));
-        }
-        f->have = true;
+        fit_or_say(pts, np, f);
     }
     zb_calib_coll_fit *p = &c->pooled[placement];
     p->ranks = ranks;
-    ZB_TRY(zb_calib_fit_alpha_beta(pooled, n_pooled, &p->fit));
-    p->have = true;
+    fit_or_say(pooled, n_pooled, p);
     return ZB_OK;
 }
 
@@ -371,6 +378,10 @@ static void print_summary(const zb_calib *c, const char *out, const char *missin
     for (int pl = 0; pl < 2; pl++) {
         for (int k = 0; k <= ZB_CALIB_N_COLLS; k++) {
             const zb_calib_coll_fit *f = k < ZB_CALIB_N_COLLS ? &c->coll[pl][k] : &c->pooled[pl];
+            if (!f->have && f->ranks) {
+                printf("    %-14s  %-10s  %5d  not fitted: %s\n", k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (sim)",
+                       pl_name[pl], f->ranks, f->why_not);
+            }
             if (!f->have) continue;
             printf("    %-14s  %-10s  %5d  %17.3f  %16.4f  %13.1f  %13.1f%s\n",
                    k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (sim)", pl_name[pl], f->ranks,
@@ -378,7 +389,13 @@ static void print_summary(const zb_calib *c, const char *out, const char *missin
                    f->fit.max_residual_pct, f->fit.latency_clamped ? " (latency fit < 0: 0)" : "");
         }
     }
-    if (!c->pooled[0].have && !c->pooled[1].have) printf("# one rank: no link to fit\n");
+    if (!c->pooled[0].ranks && !c->pooled[1].ranks) printf("# one rank: no link to fit\n");
+    for (int pl = 0; pl < 2; pl++) {
+        if (c->pooled[pl].ranks && !c->pooled[pl].have) {
+            printf("# WARNING: the %s link was not calibrated (its sweep could not be fitted): the profile keeps the "
+                   "base profile's values for it; rerun with larger sizes or more iterations\n", pl_name[pl]);
+        }
+    }
     if (missing[0]) {
         printf("# not measured and not in the base profile: %s (the sim needs them: give a base profile that "
                "has them, --hw BASE)\n", missing);

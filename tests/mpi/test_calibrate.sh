@@ -11,7 +11,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/zb_calibrate.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR="$tmp"
 
-quick=(--backend cpu --quick --gemm-min 32 --gemm-max 64 --coll-max 16K --iters 2 --timeout 120)
+quick=(--backend cpu --quick --gemm-min 32 --gemm-max 64 --coll-min 4K --coll-max 1M --iters 2 --timeout 120)
 check timeout 300 "$ZB" calibrate -o "$tmp/two.json" "${quick[@]}" --gpus-per-node 2 >"$tmp/two.out" 2>&1
 check timeout 300 "$ZB" calibrate -o "$tmp/one.json" "${quick[@]}" --gpus-per-node 1 >"$tmp/one.out" 2>&1
 [ "$fail" -eq 0 ] || { show "$tmp/two.out"; show "$tmp/one.out"; exit 1; }
@@ -41,14 +41,23 @@ for name, links in (("two", True), ("one", False)):
     cal = p["calibration"]
     check(cal["peak_flops"] == p["fp32_flops"] and len(cal["gemm"]) == 2, f"{name}: calibration record")
     pooled = cal["collectives"]["pooled"]["intra_node"]
+    out = open(f"{tmp}/{name}.out").read()
     if links:
-        check(p["nvlink_bytes_per_s"] > 0 and src["nvlink_bytes_per_s"].startswith("calibrated on "),
-              f"{name}: intra-node bandwidth")
-        check(sim["link_latency_s"]["intra_node"] >= 0, f"{name}: intra-node latency")
-        check(pooled["bandwidth_bytes_per_s"] == p["nvlink_bytes_per_s"], f"{name}: the pooled fit is the profile's")
+        # A loaded machine can make a sweep unfittable (times not growing with size): then it is said,
+        # and the base profile's link stays. Either way the record and the profile agree.
+        if "not_fitted" in pooled:
+            check("WARNING: the intra_node link was not calibrated" in out, f"{name}: unfitted link said")
+            check(not src["nvlink_bytes_per_s"].startswith("calibrated"), f"{name}: base link kept")
+        else:
+            check(p["nvlink_bytes_per_s"] > 0 and src["nvlink_bytes_per_s"].startswith("calibrated on "),
+                  f"{name}: intra-node bandwidth")
+            check(sim["link_latency_s"]["intra_node"] >= 0, f"{name}: intra-node latency")
+            check(pooled["bandwidth_bytes_per_s"] == p["nvlink_bytes_per_s"], f"{name}: the pooled fit is the profile's")
+            check(pooled["points"] >= 3 * 10, f"{name}: pooled over the three sweeps {pooled}")
         for c in ("allgather", "reducescatter", "allreduce"):
             f = cal["collectives"][c]["intra_node"]
-            check(f["ranks"] == 2 and f["points"] >= 4 and f["rms_residual_pct"] >= 0, f"{name}: {c} fit {f}")
+            check(f["ranks"] == 2, f"{name}: {c} swept on 2 ranks")
+            check("not_fitted" in f or (f["points"] == 10 and f["rms_residual_pct"] >= 0), f"{name}: {c} fit {f}")
         check(cal["collectives"]["allgather"]["inter_node"] is None, f"{name}: one node: no inter-node fit")
     else:
         check(pooled is None and "link_latency_s" not in sim, f"{name}: no link fitted on one rank")
