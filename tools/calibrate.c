@@ -158,6 +158,12 @@ static zb_status validate(calib_args *a) {
         return ZB_FAIL(ZB_ERR_INVALID, "--gemm-max %s: at least twice --gemm-min %s (two sizes to fit)", a->gemm_max,
                        a->gemm_min);
     }
+    int n_gemm = 0;
+    for (long d = atol(a->gemm_min); d <= atol(a->gemm_max); d *= 2) n_gemm++;
+    if (n_gemm > ZB_SIM_MAX_GEMM_EFF) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--gemm-min %s --gemm-max %s: %d doubling sizes; a profile's gemm_efficiency "
+                       "table holds at most %d", a->gemm_min, a->gemm_max, n_gemm, ZB_SIM_MAX_GEMM_EFF);
+    }
     ZB_TRY(check_size("--coll-min", a->coll_min));
     ZB_TRY(check_size("--coll-max", a->coll_max));
     uint64_t lo = 0, hi = 0;

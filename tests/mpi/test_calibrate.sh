@@ -83,6 +83,7 @@ check expect_bad "--gpus-per-node '-1'" -o "$tmp/bad.json" --gpus-per-node -1
 check expect_bad "available" -o "$tmp/bad.json" --hw nope
 check expect_bad "--dtype 'fp8'" -o "$tmp/bad.json" --dtype fp8
 check expect_bad "--gemm-max" -o "$tmp/bad.json" --gemm-min 64 --gemm-max 64
+check expect_bad "at most 16" -o "$tmp/bad.json" --gemm-min 1 --gemm-max 65536
 check expect_bad "unknown option" -o "$tmp/bad.json" --bogus
 check expect_bad "--backend" -o "$tmp/bad.json" --backend nope --quick
 echo "test_calibrate.sh: $passed passed, fail=$fail"
