@@ -5,7 +5,9 @@
 #define ZB_TOOL_LIST_H
 
 #define ZB_TOOL_LIST(X) \
-    X(compare) \
-    X(accept)
+    X(compare)  \
+    X(accept)   \
+    X(plan)     \
+    X(calibrate)
 
 #endif
