@@ -12,9 +12,10 @@ set boxwidth 0.6
 set xtics rotate by 30 right font ',6'
 set ylabel 'peak memory per rank (MiB)'
 set yrange [0:*]
-set key outside right top vertical font ',6'
+set key outside right top vertical invert font ',6'
 # Tag k: a fill of its own that reads in greyscale (patterns, then greys).
-fill(k) = k < 7 ? sprintf("fs pattern %d", k + 1) : sprintf("fs solid %.2f", 0.2 + 0.25 * (k - 7))
+pat = "1 4 3 5 2 6 7"
+fill(k) = k < 7 ? sprintf("fs pattern %s", word(pat, k + 1)) : sprintf("fs solid %.2f", 0.15 + 0.2 * ((k - 7) % 4))
 cmd = "plot"
 do for [k=0:tags-1] {
     cmd = cmd . sprintf("%s data using %d:xtic(1) title columnheader(%d) lt 1 lc rgb '#000000' %s", k ? "," : "", k + 2, k + 2, fill(k))

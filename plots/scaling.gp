@@ -14,7 +14,7 @@ set ylabel 'step time (ms)' offset 1, 0
 set key at screen 0.5, screen 0.01 center bottom horizontal maxrows 2
 plot for [k=0:*] data index k using 1:2 title columnheader(2) with linespoints lt k+1
 unset key
-set ylabel 'tokens/s (all ranks)'
-set format y '%.1s%c'
+set ylabel 'tokens/s (all ranks)' offset 1.5, 0
+set format y '%.0s%c'
 plot for [k=0:*] data index k using 1:3 with linespoints lt k+1
 unset multiplot
