@@ -31,6 +31,7 @@ static const zb_plot_kind kinds[] = {
     {"steps", "sync vs prefetch: step time, overlap, MFU", zb_plot_build_steps},
     {"memory", "peak memory by tag per mode and stage", zb_plot_build_memory},
     {"scaling", "step time and throughput over ranks", zb_plot_build_scaling},
+    {"busbw_scaling", "bus bandwidth over ranks at the largest common size", zb_plot_build_busbw_scaling},
 };
 
 const zb_plot_kind *zb_plot_kind_at(int i) {
@@ -45,7 +46,7 @@ static void usage(FILE *f) {
             "  --rank R    the timeline's rank (default 0)\n"
             "  --scripts   the gnuplot scripts' folder (default: $ZB_PLOTS, else the plots/ folder)\n"
             "figures, each DIR/KIND.pdf and DIR/KIND.png drawn by plots/KIND.gp from DIR/KIND.dat:\n");
-    for (int i = 0; zb_plot_kind_at(i); i++) fprintf(f, "  %-9s %s\n", kinds[i].name, kinds[i].what);
+    for (int i = 0; zb_plot_kind_at(i); i++) fprintf(f, "  %-13s %s\n", kinds[i].name, kinds[i].what);
 }
 
 static int bad(const char *fmt, ...)
@@ -209,9 +210,9 @@ static zb_status draw(const zb_plot_kind *k, const zb_plot_inputs *in, zb_plot_o
         else if (w->n < 64) snprintf(w->paths[w->n++], PATH_N, "%s", final_out[i]);
     }
     if (st == ZB_OK) {
-        printf("%-9s %s %s (data %s%s%s)\n", k->name, final_out[0], final_out[1], data, o->ref ? ", " : "",
+        printf("%-13s %s %s (data %s%s%s)\n", k->name, final_out[0], final_out[1], data, o->ref ? ", " : "",
                o->ref ? ref : "");
-        if (o->note[0]) printf("%-9s note: %s\n", "", o->note);
+        if (o->note[0]) printf("%-13s note: %s\n", "", o->note);
     }
     return st;
 }
@@ -315,7 +316,7 @@ static int plot_main(int argc, char **argv) {
     }
     for (int k = 0; rc < 0 && zb_plot_kind_at(k); k++) {
         if (!made[k]) {
-            printf("%-9s not drawn: %s\n", kinds[k].name, outs[k].why);
+            printf("%-13s not drawn: %s\n", kinds[k].name, outs[k].why);
             continue;
         }
         st = draw(&kinds[k], in, &outs[k], a.out_dir, scripts, w);

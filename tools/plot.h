@@ -67,6 +67,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out);
 bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out);
 bool zb_plot_build_memory(const zb_plot_inputs *in, zb_plot_out *out);
 bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out);
+bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out);
 
 /* A text buffer growing as it is written (open_memstream). */
 typedef struct zb_plot_text {

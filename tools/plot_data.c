@@ -1,6 +1,6 @@
 /* The plot tool's line figures (plot.h): bus bandwidth vs message size with
  * the hardware profile's link bandwidth, GEMM throughput vs size with the
- * peak, and step time and throughput over ranks. Each builder writes its
+ * peak, step time and throughput over ranks, and bus bandwidth over ranks. Each builder writes its
  * series as gnuplot data blocks (plot_series.h). */
 #include <math.h>
 #include <stdlib.h>
@@ -80,8 +80,9 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
             if (n_nodes > 1) snprintf(nodes, sizeof nodes, ", %d nodes", n_nodes);
             const char *dtype = zb_plot_str(r, "dtype");
             bool in_place = json_is_true(json_object_get(r, "in_place"));
-            snprintf(label, sizeof label, "%s %s%s%s, %d ranks%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
-                     strcmp(dtype, "float") ? dtype : "", zb_plot_int(r, "ranks", -1), nodes,
+            int ranks = zb_plot_int(r, "ranks", -1);
+            snprintf(label, sizeof label, "%s %s%s%s, %d rank%s%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
+                     strcmp(dtype, "float") ? dtype : "", ranks, ranks == 1 ? "" : "s", nodes,
                      in_place ? " (in place)" : "");
             zb_plot_series_add(&set, zb_plot_series_get(&set, label, i), (zb_plot_point){size, bw, NAN, NAN});
             if (size < x0) x0 = size;
@@ -99,8 +100,7 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         bool has_twin = false;
         for (int j = 0; j < set.n; j++) has_twin |= set.s[j].file == set.s[i].file && !strcmp(set.s[j].label, twin);
         if (!has_twin) continue;
-        free(set.s[i].p);
-        set.s[i--] = set.s[--set.n];
+        zb_plot_series_remove(&set, i--);
     }
     if (set.oom) {
         zb_plot_series_free(&set);
@@ -275,8 +275,7 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
         bool several = false;
         for (int k = 1; k < set.s[i].n; k++) several |= set.s[i].p[k].x != set.s[i].p[0].x;
         if (several) continue;
-        free(set.s[i].p);
-        set.s[i--] = set.s[--set.n];
+        zb_plot_series_remove(&set, i--);
     }
     if (set.oom || set.n == 0) {
         bool oom = set.oom;
@@ -293,6 +292,91 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
     fputs("# step time (ms, median over steps) and tokens/s (all ranks) per number of ranks, one block per "
           "mode, stage, model and backend; column 4: nodes\n", t.f);
     const char *cols[] = {"ranks", "", "tokens_per_s", "nodes"};
+    zb_plot_series_write(&set, t.f, cols, 4);
+    zb_plot_series_free(&set);
+    if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");
+    return true;
+}
+
+/* The largest size a series measured at every one of its rank counts. */
+static double common_largest(const zb_plot_series *s) {
+    double best = NAN;
+    for (int k = 0; k < s->n; k++) {
+        double size = s->p[k].c3;
+        bool everywhere = true;
+        for (int a = 0; a < s->n && everywhere; a++) {
+            bool found = false;
+            for (int b = 0; b < s->n && !found; b++) found = s->p[b].x == s->p[a].x && s->p[b].c3 == size;
+            everywhere = found;
+        }
+        if (everywhere && !(size <= best)) best = size;
+    }
+    return best;
+}
+
+bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
+    zb_plot_series_set set = {0};
+    for (int i = 0; i < in->n; i++) {
+        char backend[80];
+        zb_plot_backend(&in->files[i], backend, sizeof backend);
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            const char *bench = zb_plot_str(r, "bench"), *dtype = zb_plot_str(r, "dtype");
+            double size = zb_plot_num(r, "size_bytes"), bw = zb_plot_metric(r, "busbw_gbps");
+            double ranks = zb_plot_num(r, "ranks");
+            if (!is_collective(bench) || !(size > 0) || !(ranks > 0) || !isfinite(bw) ||
+                json_is_true(json_object_get(r, "in_place"))) {
+                continue;
+            }
+            char label[160];
+            snprintf(label, sizeof label, "%s %s%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
+                     strcmp(dtype, "float") ? dtype : "");
+            /* x ranks, y busbw, c3 the size, c4 nodes; one series over every input. */
+            zb_plot_series_add(&set, zb_plot_series_get(&set, label, -1),
+                               (zb_plot_point){ranks, bw, size, zb_plot_num(r, "nodes")});
+        }
+    }
+    /* Each series at its largest size common to all its rank counts, kept
+     * when it has two or more of them. */
+    for (int i = 0; i < set.n; i++) {
+        zb_plot_series *s = &set.s[i];
+        double size = common_largest(s);
+        int kept = 0;
+        for (int k = 0; k < s->n; k++) {
+            if (s->p[k].c3 == size) s->p[kept++] = s->p[k];
+        }
+        s->n = kept;
+        bool several = false;
+        for (int k = 1; k < s->n; k++) several |= s->p[k].x != s->p[0].x;
+        if (several) {
+            const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+            int u = 0;
+            double v = size;
+            while (u < 4 && v >= 1024 && fmod(v, 1024) == 0) {
+                v /= 1024;
+                u++;
+            }
+            size_t used = strlen(s->label);
+            snprintf(s->label + used, sizeof s->label - used, ", %.0f %s", v, unit[u]);
+            continue;
+        }
+        zb_plot_series_remove(&set, i--);
+    }
+    if (set.oom || set.n == 0) {
+        bool oom = set.oom;
+        zb_plot_series_free(&set);
+        return fail(out, oom ? "out of memory" : "no collective runs of one kind and backend at two or more rank counts");
+    }
+    for (int i = 0; i < set.n; i++) set.s[i].file = 0;
+    zb_plot_series_finish(&set, in);
+    zb_plot_text t;
+    if (!zb_plot_text_open(&t)) {
+        zb_plot_series_free(&set);
+        return fail(out, "out of memory");
+    }
+    fputs("# bus bandwidth (GB/s, out of place) per number of ranks at the largest message size measured at every "
+          "rank count, one block per collective and backend; column 3: that size (bytes), 4: nodes\n", t.f);
+    const char *cols[] = {"ranks", "", "size_bytes", "nodes"};
     zb_plot_series_write(&set, t.f, cols, 4);
     zb_plot_series_free(&set);
     if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");

@@ -108,6 +108,12 @@ void zb_plot_series_add(zb_plot_series_set *set, zb_plot_series *s, zb_plot_poin
     s->p[s->n++] = p;
 }
 
+void zb_plot_series_remove(zb_plot_series_set *set, int i) {
+    free(set->s[i].p);
+    memmove(&set->s[i], &set->s[i + 1], (size_t)(set->n - i - 1) * sizeof set->s[0]);
+    set->n--;
+}
+
 static int by_x(const void *a, const void *b) {
     double x = ((const zb_plot_point *)a)->x, y = ((const zb_plot_point *)b)->x;
     return x < y ? -1 : x > y;

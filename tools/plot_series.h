@@ -51,6 +51,8 @@ typedef struct zb_plot_series_set {
 /* The series with this label from this file, made when new (NULL: out of
  * memory, set->oom). */
 zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file);
+/* Removes series i, keeping the others in order. */
+void zb_plot_series_remove(zb_plot_series_set *set, int i);
 void zb_plot_series_add(zb_plot_series_set *set, zb_plot_series *s, zb_plot_point p);
 /* Sorts every series by x and appends " (FILE)" to labels that two
  * inputs' series share. */

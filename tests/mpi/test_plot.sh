@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # zerobench plot over the results of real runs (a 2-rank all-gather and
-# reduce-scatter sweep, a GEMM sweep, a tiny-model step --mode both on 2
+# reduce-scatter sweep, a 1-rank all-gather sweep, a GEMM sweep, a tiny-model step --mode both on 2
 # ranks with --trace, the same on 1 rank for scaling): every figure kind is
 # drawn as a PDF and a PNG (checked by their magic bytes), each data file
 # holds the rows the runs give, and the rebuild command a data file names
@@ -23,6 +23,7 @@ run() { # NAME CMD...: runs CMD, its output in $tmp/NAME.log; a failure fails th
 }
 run ag mpirun --oversubscribe -np 2 "$ZB" allgather -b 1K -e 16K -f 4 -n 2 -w 1 --json "$tmp/ag.json"
 run rs mpirun --oversubscribe -np 2 "$ZB" reducescatter -b 1K -e 16K -f 4 -n 2 -w 1 --json "$tmp/rs.json"
+run ag1 "$ZB" allgather -b 1K -e 16K -f 4 -n 2 -w 1 --json "$tmp/ag1.json"
 run gemm "$ZB" gemm -b 32 -e 128 -f 2 -n 2 -w 1 --json "$tmp/gemm.json"
 run step2 mpirun --oversubscribe -np 2 "$ZB" step --mode both --steps 3 --warmup 1 \
   --json "$tmp/step2.json" --trace "$tmp/step2.trace.json"
@@ -30,7 +31,7 @@ run step1 "$ZB" step --mode both --steps 3 --warmup 1 --json "$tmp/step1.json"
 [ $fail -eq 0 ] || exit 1
 
 out="$tmp/figs"
-"$ZB" plot "$tmp/ag.json" "$tmp/rs.json" "$tmp/gemm.json" "$tmp/step1.json" "$tmp/step2.json" \
+"$ZB" plot "$tmp/ag.json" "$tmp/ag1.json" "$tmp/rs.json" "$tmp/gemm.json" "$tmp/step1.json" "$tmp/step2.json" \
   "$tmp/step2.trace.json" -o "$out" >"$tmp/plot.out" 2>"$tmp/plot.err"
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: plot exited $rc"; show "$tmp/plot.err"; fail=1; }
@@ -39,7 +40,7 @@ import json, os, re, sys
 from zbcheck import check, finish
 d = sys.argv[1]
 out = f"{d}/figs"
-kinds = ["busbw", "gemm", "timeline", "steps", "memory", "scaling"]
+kinds = ["busbw", "gemm", "timeline", "steps", "memory", "scaling", "busbw_scaling"]
 for k in kinds:
     for ext, magic in (("pdf", b"%PDF"), ("png", b"\x89PNG")):
         p = f"{out}/{k}.{ext}"
@@ -64,9 +65,9 @@ def runs(name):
 
 # busbw: one block per collective, the out-of-place rows of the sweep.
 bb = blocks(f"{out}/busbw.dat")
-check([b[0][1] for b in bb] == ["allgather cpu/mpi, 2 ranks", "reducescatter cpu/mpi, 2 ranks"],
-      f"busbw blocks: {[b[0][1] for b in bb]}")
-for b, name in zip(bb, ("ag", "rs")):
+check([b[0][1] for b in bb] == ["allgather cpu/mpi, 2 ranks", "allgather cpu/mpi, 1 rank",
+                                 "reducescatter cpu/mpi, 2 ranks"], f"busbw blocks: {[b[0][1] for b in bb]}")
+for b, name in zip(bb, ("ag", "ag1", "rs")):
     want = sorted((r["size_bytes"], r["metrics"]["busbw_gbps"]) for r in runs(name) if not r["in_place"])
     got = [(int(float(r[0])), float(r[1])) for r in b[1:]]
     check(got == want, f"{name} busbw rows {got} == {want}")
@@ -111,6 +112,12 @@ for r, j in zip(mb[1:], allsteps):
 # scaling: sync and prefetch over 1 and 2 ranks.
 sc = blocks(f"{out}/scaling.dat")
 check(len(sc) == 2 and all([int(float(r[0])) for r in b[1:]] == [1, 2] for b in sc), "scaling: two lines over 1, 2 ranks")
+# busbw_scaling: all-gather at 16 KiB (the largest size of both) over 1 and 2 ranks.
+bs = blocks(f"{out}/busbw_scaling.dat")
+check(len(bs) == 1 and bs[0][0][1] == "allgather cpu/mpi, 16 KiB", f"busbw_scaling block {bs[0][0]}")
+want = [(r["ranks"], r["metrics"]["busbw_gbps"]) for n in ("ag1", "ag") for r in runs(n)
+        if not r["in_place"] and r["size_bytes"] == 16384]
+check([(int(float(r[0])), float(r[1])) for r in bs[0][1:]] == want, f"busbw_scaling rows == {want}")
 finish()
 PY
 # The data file names the command that redraws its figure.
