@@ -252,8 +252,24 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     if (!zb_plot_text_close(&t)) return fail(out, "out of memory");
     out->data = t.buf;
     out->data_len = t.len;
+    /* The title: the process's name ("rank R on HOST" where the trace says)
+     * and each mode's step. */
     char title[160];
-    snprintf(title, sizeof title, "rank %d, %s step of each mode", rank, marked ? "last measured" : "last");
+    const char *pname = "";
+    json_array_foreach(ev, i, e) {
+        if (!strcmp(zb_plot_str(e, "ph"), "M") && !strcmp(zb_plot_str(e, "name"), "process_name") &&
+            zb_plot_int(e, "pid", -1) == rank) {
+            pname = zb_plot_str(json_object_get(e, "args"), "name");
+        }
+    }
+    if (pname[0]) snprintf(title, sizeof title, "%.80s:", pname);
+    else snprintf(title, sizeof title, "rank %d:", rank);
+    for (int k = 0; k < nw; k++) {
+        size_t used = strlen(title);
+        if (w[k].step >= 0) snprintf(title + used, sizeof title - used, "%s %s step %d", k ? "," : "", w[k].mode, w[k].step);
+        else snprintf(title + used, sizeof title - used, "%s last %s step", k ? "," : "", w[k].mode);
+    }
+    for (char *c = title; *c; c++) *c = (*c == '\'' || *c == '"' || (unsigned char)*c < 0x20) ? ' ' : *c;
     snprintf(out->vars, sizeof out->vars, "rows=%d; title='%s'", n_rows, title);
     if (!marked) snprintf(out->note, sizeof out->note, "the trace has no step slices: steps found by their records' labels");
     return true;
