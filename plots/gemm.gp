@@ -12,5 +12,5 @@ set ylabel 'throughput ('.yunit.')'
 set yrange [0:*]
 set key bottom right
 cmd = "plot for [k=0:*] data index k using 1:2 title columnheader(2) with linespoints lt k+1"
-if (exists("ref")) cmd = cmd . ", for [k=0:*] ref index k using 1:2 title columnheader(2) with lines " . ref_style . " dt (12,6)"
+if (exists("ref")) cmd = cmd . ", for [k=0:*] ref index k using 1:2 title columnheader(2) with lines " . ref_style . " dt 2 + k % 3"
 eval cmd

@@ -47,6 +47,8 @@ static void usage(FILE *f) {
             "  --scripts   the gnuplot scripts' folder (default: $ZB_PLOTS, else the plots/ folder)\n"
             "figures, each DIR/KIND.pdf and DIR/KIND.png drawn by plots/KIND.gp from DIR/KIND.dat:\n");
     for (int i = 0; zb_plot_kind_at(i); i++) fprintf(f, "  %-13s %s\n", kinds[i].name, kinds[i].what);
+    fprintf(f, "exit: 0 drawn; 1 gnuplot failed (nothing left behind); 2 bad input, gnuplot missing or nothing "
+               "to plot\n");
 }
 
 static int bad(const char *fmt, ...)
@@ -152,7 +154,10 @@ static char *data_text(const zb_plot_kind *k, const zb_plot_inputs *in, const ch
     zb_plot_text t;
     if (!zb_plot_text_open(&t)) return NULL;
     fprintf(t.f, "# zerobench plot: %s (%s)\n# from:", k->name, k->what);
-    for (int i = 0; i < in->n; i++) fprintf(t.f, " %s", in->files[i].path);
+    for (int i = 0; i < in->n; i++) { /* one comment line, whatever the names hold */
+        fputc(' ', t.f);
+        for (const char *c = in->files[i].path; *c; c++) fputc((unsigned char)*c < 0x20 ? '?' : *c, t.f);
+    }
     fprintf(t.f, "\n# rebuild: gnuplot -e \"%s\" %s\n", vars_pdf, script);
     fprintf(t.f, "#      and gnuplot -e \"%s\" %s\n", vars_png, script);
     fputs(body, t.f);

@@ -126,6 +126,25 @@ rm -f "$out/busbw.pdf"
 bash -c "$cmd" >"$tmp/rebuild.log" 2>&1 || { echo "FAIL: rebuild: $cmd"; show "$tmp/rebuild.log"; fail=1; }
 check test "$(head -c 4 "$out/busbw.pdf" 2>/dev/null)" = "%PDF"
 
+# The link reference line: the run's hardware profile's NVLink bandwidth
+# within a node, its NIC's across nodes (the meta doctored to name h100_sxm).
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+for nodes in (1, 2):
+    r = json.load(open(f"{d}/ag.json"))
+    r["meta"]["config"]["hw"] = "h100_sxm"
+    for x in r["runs"]:
+        x["nodes"] = nodes
+    json.dump(r, open(f"{d}/ag_h100_{nodes}.json", "w"))
+PY
+"$ZB" plot "$tmp/ag_h100_1.json" "$tmp/ag_h100_2.json" -o "$tmp/h" >"$tmp/h.out" 2>&1
+check test $? -eq 0
+check grep -qx '"size_bytes" "H100 SXM5 80GB NVLink 450 GB/s"' "$tmp/h/busbw_ref.dat"
+check grep -qx '"size_bytes" "H100 SXM5 80GB NIC 50 GB/s"' "$tmp/h/busbw_ref.dat"
+check test "$(grep -c '^1024.0 4.5e+02$\|^16384.0 4.5e+02$' "$tmp/h/busbw_ref.dat")" -eq 2
+check grep -q "note: no link-bandwidth reference line: profile 'cpu' gives no NVLink" "$tmp/plot.out"
+
 # Some figures only: the others get one line each, exit 0.
 "$ZB" plot "$tmp/gemm.json" -o "$tmp/g" >"$tmp/g.out" 2>&1
 check test $? -eq 0
