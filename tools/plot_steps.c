@@ -214,7 +214,9 @@ bool zb_plot_build_memory(const zb_plot_inputs *in, zb_plot_out *out) {
     fputc('\n', t.f);
     for (int i = 0; i < n; i++) {
         const json_t *by = json_object_get(json_object_get(s[i].run, "metrics"), "peak_mem_by_tag_bytes");
-        zb_plot_put_str(t.f, s[i].label);
+        char label[200]; /* two lines: gnuplot reads \n in a quoted string as a line break */
+        snprintf(label, sizeof label, "%s\\n%s", zb_plot_str(s[i].run, "mode"), s[i].group);
+        zb_plot_put_str(t.f, label);
         for (int k = 0; k < n_tags; k++) {
             double b = zb_plot_num(by, tags[k]);
             fputc(' ', t.f);
