@@ -7,7 +7,7 @@
 # redraws its figure by hand. Input that holds nothing usable, and bad input
 # (a missing file, another schema, not JSON, -o naming a file or a folder
 # whose parent is missing, gnuplot not on PATH), exit 2 with one line and
-# leave no output. gnuplot (gnuplot-nox) is installed by ci/setup: the test
+# leave no output; gnuplot failing removes what the run wrote. gnuplot (gnuplot-nox) is installed by ci/setup: the test
 # requires it.
 set -u
 source "$(dirname "$0")/../lib.sh"
@@ -190,6 +190,16 @@ check test $? -eq 2
 check grep -q "gnuplot was not found on PATH: install the Debian package gnuplot-nox" "$tmp/nognuplot.err"
 check test "$(wc -l <"$tmp/nognuplot.err")" -eq 1
 check test ! -e "$tmp/bad"
+# gnuplot failing on one figure (a script broken on purpose): exit 1, one
+# line naming the script, and what the run had written is gone.
+mkdir "$tmp/scripts"
+cp "$(dirname "$0")/../../plots/"*.gp "$tmp/scripts/"
+echo "this is not gnuplot" >>"$tmp/scripts/steps.gp"
+"$ZB" plot "$tmp/ag.json" "$tmp/step1.json" -o "$tmp/broken_out" --scripts "$tmp/scripts" >/dev/null 2>"$tmp/gp.err"
+check test $? -eq 1
+check grep -q "gnuplot failed on steps.gp" "$tmp/gp.err"
+check test "$(wc -l <"$tmp/gp.err")" -eq 1
+check test ! -e "$tmp/broken_out"
 # An existing folder is left as it was.
 mkdir "$tmp/keep"
 "$ZB" plot "$tmp/none.json" -o "$tmp/keep" >/dev/null 2>&1
