@@ -112,8 +112,8 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
         return fail(out, "out of memory");
     }
     fputs("# one row per step run: its bar's x, its group's x and label, mode (0 "
-          "sync, 1 prefetch, 2 other); step time (ms): median, min, max over steps; overlap (%): median, min over "
-          "steps and ranks, median; MFU (%): median and the MFU at the slowest and fastest step; NaN: not measured "
+          "sync, 1 prefetch, 2 other); step time (ms): median, min, max over steps; overlap (%): median and its whisker (min-max "
+          "over the ranks' medians, or on one rank min over steps to the median); MFU (%): median and the MFU at the slowest and fastest step; NaN: not measured "
           "(no bar) or no spread (no whisker)\n", t.f);
     fputs("\"x\" \"group_x\" \"group\" \"mode\" \"step_ms\" \"step_lo\" \"step_hi\" \"overlap_pct\" \"overlap_lo\" "
           "\"overlap_hi\" \"mfu_pct\" \"mfu_lo\" \"mfu_hi\"\n", t.f);
@@ -131,7 +131,7 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
         free(t.buf);
         return fail(out, "out of memory");
     }
-    int no_spread = 0, any_mfu = 0;
+    int no_spread = 0, any_mfu = 0, over_ranks = 0, over_steps = 0;
     for (int i = 0; i < n; i++) {
         const json_t *r = s[i].run;
         const char *mode = zb_plot_str(r, "mode");
@@ -143,9 +143,28 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
             lo = hi = NAN;
             no_spread++;
         }
-        /* Overlap: only its minimum is recorded; the whisker runs up to the median. */
-        double ov_hi = ov;
-        if (!(isfinite(ov_lo) && isfinite(ov) && ov > ov_lo)) ov_lo = ov_hi = NAN;
+        /* Overlap: min-max over the ranks' own medians (per_rank) where
+         * several ranks ran; otherwise only its minimum over steps is
+         * recorded, and the whisker runs from it up to the median. */
+        double ov_hi = ov, r_lo = INFINITY, r_hi = -INFINITY;
+        size_t k;
+        const json_t *pr;
+        int n_ranks = 0;
+        json_array_foreach(json_object_get(r, "per_rank"), k, pr) {
+            double v = zb_plot_num(pr, "overlap_pct");
+            if (!isfinite(v)) continue;
+            n_ranks++;
+            if (v < r_lo) r_lo = v;
+            if (v > r_hi) r_hi = v;
+        }
+        if (n_ranks >= 2) {
+            ov_lo = r_hi > r_lo ? r_lo : NAN;
+            ov_hi = r_hi > r_lo ? r_hi : NAN;
+            over_ranks++;
+        } else {
+            if (!(isfinite(ov_lo) && isfinite(ov) && ov > ov_lo)) ov_lo = ov_hi = NAN;
+            over_steps++;
+        }
         /* MFU is inversely proportional to step time. */
         double mfu_lo = spread ? mfu * st / hi : NAN, mfu_hi = spread ? mfu * st / lo : NAN;
         any_mfu += isfinite(mfu);
@@ -162,8 +181,11 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
     if (!zb_plot_text_close(&t)) return fail(out, "out of memory");
     out->data = t.buf;
     out->data_len = t.len;
-    snprintf(out->note, sizeof out->note, "whiskers: min-max over steps (overlap: min to median)%s%s",
-             no_spread ? "; no whisker where no spread was recorded" : "",
+    const char *ov_note = !over_ranks  ? "overlap min to median"
+                          : !over_steps ? "overlap min-max over the ranks"
+                                        : "overlap min-max over the ranks (1 rank: min to median)";
+    snprintf(out->note, sizeof out->note, "whiskers: step time%s min-max over steps, %s%s%s", any_mfu ? " and MFU" : "",
+             ov_note, no_spread ? "; none where no spread was recorded" : "",
              any_mfu ? "" : "; MFU not measured (no peak)");
     snprintf(out->vars, sizeof out->vars, "note='%s'; mfu=%d", out->note, any_mfu ? 1 : 0);
     return true;

@@ -102,6 +102,9 @@ for r, j in zip(sb[1:], allsteps):
     check(abs(float(r[4]) - m["step_time_ms"]) <= 1e-9 * m["step_time_ms"], "step time")
     check(r[3] == ("0" if j["mode"] == "sync" else "1"), "mode column")
     check(r[2] == f"{j['ranks']} rank{'s' if j['ranks'] > 1 else ''}", f"group {r[2]}")
+    pr = [p["overlap_pct"] for p in j.get("per_rank", []) if p.get("overlap_pct") is not None]
+    if len(pr) >= 2 and max(pr) > min(pr):  # overlap whisker: min-max over the ranks
+        check(abs(float(r[8]) - min(pr)) < 1e-9 and abs(float(r[9]) - max(pr)) < 1e-9, f"overlap whisker {r[8:10]}")
 # memory: per-tag MiB rows equal the JSON's peaks.
 mb = blocks(f"{out}/memory.dat")[0]
 tags = [t.replace(" ", "_") for t in mb[0][1:]]
