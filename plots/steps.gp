@@ -29,7 +29,7 @@ nice(x) = (x <= 0 ? 1 : (ex = 10**floor(log10(x)), fr = x / ex, (fr <= 1 ? 1 : f
 # Column c: the metric; c+1, c+2: its whisker.
 do for [p=0:panels-1] {
     c = 5 + 3 * p
-    stats data using c nooutput
+    stats data using (valid(c + 2) && column(c + 2) > column(c) ? column(c + 2) : column(c)) nooutput
     set ytics nice(STATS_max / 3)
     set ylabel (p == 0 ? 'step time (ms)' : p == 1 ? 'overlap (%)' : 'MFU (%)')
     set format x ''

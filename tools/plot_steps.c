@@ -181,12 +181,10 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
     if (!zb_plot_text_close(&t)) return fail(out, "out of memory");
     out->data = t.buf;
     out->data_len = t.len;
-    const char *ov_note = !over_ranks  ? "overlap min to median"
-                          : !over_steps ? "overlap min-max over the ranks"
-                                        : "overlap min-max over the ranks (1 rank: min to median)";
-    snprintf(out->note, sizeof out->note, "whiskers: step time%s min-max over steps, %s%s%s", any_mfu ? " and MFU" : "",
-             ov_note, no_spread ? "; none where no spread was recorded" : "",
-             any_mfu ? "" : "; MFU not measured (no peak)");
+    /* Short: it is printed under a figure one column wide. */
+    const char *ov_note = !over_ranks ? "min to median" : !over_steps ? "over ranks" : "over ranks; 1 rank: min to median";
+    snprintf(out->note, sizeof out->note, "whiskers: min-max over steps (overlap: %s)%s%s", ov_note,
+             no_spread ? "; none: no spread" : "", any_mfu ? "" : "; no MFU: no peak");
     snprintf(out->vars, sizeof out->vars, "note='%s'; mfu=%d", out->note, any_mfu ? 1 : 0);
     return true;
 }
