@@ -21,6 +21,7 @@
 #include "launch.h"
 #include "meta.h"
 #include "mpi_wait.h"
+#include "registry.h"
 #include "tool.h"
 #include "trace_export.h"
 
@@ -147,6 +148,37 @@ static void set_peak(zb_bench_ctx *ctx) {
     }
 }
 
+/* A simulated device backend (the sim) named by --backend: --nodes and
+ * --gpus-per-node then describe the cluster it models in this process. */
+static bool simulated_backend(const zb_config *cfg) {
+    const zb_device_backend *b = zb_device_backend_find(cfg->backend);
+    return b && b->simulated && !b->not_built;
+}
+
+/* The cluster a simulated comm models: --nodes (1) x --gpus-per-node (the
+ * profile's GPUs per node, 1 without a profile); 0 x 0 for real backends. */
+static void virtual_cluster(const zb_bench_ctx *ctx, zb_comm_config *cc) {
+    if (!ctx->backends.device->simulated) return;
+    cc->virtual_nodes = ctx->cfg->nodes > 0 ? (int)ctx->cfg->nodes : 1;
+    cc->virtual_gpus_per_node = ctx->cfg->gpus_per_node > 0 ? (int)ctx->cfg->gpus_per_node
+                                : ctx->hw.gpus_per_node > 0 ? ctx->hw.gpus_per_node : 1;
+}
+
+static void print_simulated(const zb_bench_ctx *ctx) {
+    zb_comm_config cc = {0, 0, 0};
+    virtual_cluster(ctx, &cc);
+    const zb_int_list *l = &ctx->cfg->nodes_list;
+    char nodes[160] = "";
+    size_t used = 0;
+    for (int i = 0; i < l->n && used < sizeof nodes; i++) {
+        used += (size_t)snprintf(nodes + used, sizeof nodes - used, "%s%lld", i ? "," : "", (long long)l->v[i]);
+    }
+    if (l->n < 2) snprintf(nodes, sizeof nodes, "%d", cc.virtual_nodes);
+    fprintf(ctx->out, "# SIMULATED (%s): %s node(s) x %d GPU(s) of %s modelled in this process; times, overlap "
+            "and MFU are predictions, the loss is not computed\n", ctx->backends.device->simulated, nodes,
+            cc.virtual_gpus_per_node, ctx->hw.name);
+}
+
 /* Collective: rank 0 prints the run's header, with one line per rank. */
 static zb_status print_header(const zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
@@ -168,6 +200,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
     fprintf(ctx->out, "# backend %s, comm %s: %s\n", ctx->backends.device->name, ctx->backends.comm->name,
             layout);
+    if (ctx->backends.device->simulated) print_simulated(ctx);
     if (ctx->backends.note[0]) fprintf(ctx->out, "# %s\n", ctx->backends.note);
     fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
@@ -189,9 +222,15 @@ static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
     ctx->blas_threads = ctx->cfg->threads ? (int)ctx->cfg->threads
                                           : (int)(cores / ctx->topo.local_size > 0 ? cores / ctx->topo.local_size : 1);
     zb_device_config dc = {ctx->topo.rank, ctx->topo.local_rank, ctx->blas_threads,
-                           ctx->cfg->timeout_s + 5.0, trace};
-    return zb_backends_create(&ctx->backends, &dc, ctx->cfg->timeout_s, ctx->cfg->gpu_trace, &ctx->dev,
-                              &ctx->compute, &ctx->comm_stream, &ctx->comm);
+                           ctx->cfg->timeout_s + 5.0, trace, ctx->hw.name[0] ? &ctx->hw : NULL};
+    zb_comm_config cc = {ctx->cfg->timeout_s, 0, 0};
+    virtual_cluster(ctx, &cc);
+    ZB_TRY(zb_backends_create(&ctx->backends, &dc, &cc, ctx->cfg->gpu_trace, &ctx->dev, &ctx->compute,
+                              &ctx->comm_stream, &ctx->comm));
+    ctx->simulated = ctx->backends.device->simulated != NULL;
+    ctx->world_ranks = ctx->comm->n_ranks;
+    ctx->world_nodes = ctx->simulated ? cc.virtual_nodes : ctx->topo.n_nodes;
+    return ZB_OK;
 }
 
 /* Every rank resolves --backend/--comm on its own machine; the job then
@@ -259,7 +298,10 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     ctx.bench = zb_bench_find(cfg->command);
     ctx.hw = *hw;
     zb_status st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
-    if (st == ZB_OK) st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
+    /* Under the sim the flags describe the modelled cluster, not this job. */
+    if (st == ZB_OK && !simulated_backend(cfg)) {
+        st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
+    }
     if (st != ZB_OK && st != ZB_ERR_INVALID) {
         /* A timeout or MPI failure: other ranks may be inside a collective. */
         fprintf(stderr, "zerobench: %s\n", zb_error_message());
@@ -292,6 +334,8 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         json_decref(config);
         zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
         json_object_set_new(zb_report_meta(ctx.report), "clock_sync", zb_clock_sync_json(&sync));
+        json_object_set_new(zb_report_meta(ctx.report), "simulated",
+                            json_boolean(ctx.backends.device->simulated != NULL));
     }
     if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx);
     if (st == ZB_OK) st = print_header(&ctx);
@@ -338,7 +382,9 @@ int main(int argc, char **argv) {
     }
     zb_hw_profile hw;
     if (validate_inputs(&cfg, &hw) != ZB_OK) return fail_input();
-    if (!zb_under_mpi() && (cfg.nodes > 0 || cfg.gpus_per_node > 0)) return relaunch(&cfg, argc, argv);
+    if (!zb_under_mpi() && (cfg.nodes > 0 || cfg.gpus_per_node > 0) && !simulated_backend(&cfg)) {
+        return relaunch(&cfg, argc, argv);
+    }
     apply_malloc_policy(cfg.malloc_keep);
     if (zb_mpi_init(&argc, &argv) != ZB_OK) {
         fprintf(stderr, "zerobench: %s\n", zb_error_message());

@@ -239,7 +239,8 @@ static zb_status zb_hw_fill(const json_t *root, const char *file, zb_hw_profile 
     for (size_t i = 0; i < ZB_HW_N_NUMBERS; i++)
         ZB_TRY(zb_hw_number(&c, &zb_hw_numbers[i], hw->is_cpu, hw));
     ZB_TRY(zb_field_pos_int(&c, "gpus_per_node", &hw->gpus_per_node));
-    return zb_hw_sources(&c);
+    ZB_TRY(zb_hw_sources(&c));
+    return zb_hw_sim_parse(root, file, &hw->sim);
 }
 
 zb_status zb_hw_profile_parse(const char *json_text, size_t len, const char *filename,

@@ -79,6 +79,12 @@ typedef struct zb_device_backend {
     int auto_priority;             /* --backend auto tries higher first; 0: never */
 
     /* ---- optional (NULL / 0: not offered) ---- */
+    /* Non-NULL for a simulated device (the sim): one line saying so. Its
+     * devices hold no data (zb_device_ops.no_data) and keep virtual time;
+     * --nodes/--gpus-per-node describe the cluster it models in this one
+     * process (no relaunch), every output is marked simulated, the loss is
+     * not reported, and checks of data (conformance) do not apply to it. */
+    const char *simulated;
     /* The hardware profile (profiles/hw/NAME.json) describing this
      * machine's device for local_rank, or NULL when unknown (no peaks). */
     const char *(*default_hw)(int local_rank);

@@ -127,10 +127,13 @@ zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, c
     for (int i = 0; i < n; i++) json_array_append_new(events, event_of(&all[i], t0));
     json_object_set_new(doc, "traceEvents", events);
     json_object_set_new(doc, "displayTimeUnit", json_string("ns"));
-    if (sync) {
+    if (sync || t->virtual_time) {
         json_t *other = json_object();
-        json_object_set_new(other, "clock", json_string("rank 0's CLOCK_MONOTONIC; each rank shifted by offset_ns"));
-        json_object_set_new(other, "clock_sync", zb_clock_sync_json(sync));
+        json_object_set_new(other, "clock", json_string(t->virtual_time
+                                                            ? "virtual: the sim device's clock (simulated, no real time)"
+                                                            : "rank 0's CLOCK_MONOTONIC; each rank shifted by offset_ns"));
+        if (sync) json_object_set_new(other, "clock_sync", zb_clock_sync_json(sync));
+        json_object_set_new(other, "simulated", json_boolean(t->virtual_time));
         json_object_set_new(doc, "otherData", other);
     }
     size_t len = 0;

@@ -62,6 +62,9 @@ typedef struct zb_trace {
     size_t capacity;
     size_t n_dropped; /* appends that found no memory: counted, never silent */
     char stream_names[16][32];
+    /* The records are in virtual time (set by a simulated device, the
+     * sim): the export says so and marks the trace simulated. */
+    bool virtual_time;
 } zb_trace;
 
 /* Nanoseconds on CLOCK_MONOTONIC: the harness clock. Every harness
