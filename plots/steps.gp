@@ -18,7 +18,7 @@ stats data using 2 nooutput
 set xrange [-0.6:STATS_max + 0.6]
 set format y '%g'
 panels = mfu ? 3 : 2
-set multiplot layout panels, 1 margins 0.15, 0.98, (note ne '' ? 0.13 : 0.08), 0.93 spacing 0, 0.035
+set multiplot layout panels, 1 margins 0.15, 0.98, (note ne '' ? 0.15 : 0.10), 0.93 spacing 0, 0.035
 set key at screen 0.5, screen 0.995 center top horizontal
 set label 1 note at screen 0.5, screen 0.03 center font ',5.5'
 sync = "lt 1 lc rgb '#000000' fs solid 0.2"

@@ -261,7 +261,7 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
         for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
             const json_t *r = zb_plot_run(&in->files[i], j);
             double ranks = zb_plot_num(r, "ranks"), t = zb_plot_metric(r, "step_time_ms");
-            if (strcmp(zb_plot_str(r, "bench"), "step") || !(ranks > 0) || !isfinite(t)) continue;
+            if (!zb_plot_is_step_run(r) || !(ranks > 0) || !isfinite(t)) continue;
             char label[160];
             snprintf(label, sizeof label, "%s, stage %d, %s, %s", zb_plot_str(r, "mode"), zb_plot_int(r, "stage", -1),
                      zb_plot_str(r, "model"), backend);

@@ -58,6 +58,11 @@ const char *zb_plot_str(const json_t *o, const char *key) {
 
 double zb_plot_metric(const json_t *run, const char *key) { return zb_plot_num(json_object_get(run, "metrics"), key); }
 
+bool zb_plot_is_step_run(const json_t *run) {
+    const char *bench = zb_plot_str(run, "bench");
+    return !strcmp(bench, "step") || !strcmp(bench, "scale");
+}
+
 void zb_plot_backend(const zb_plot_input *f, char *out, size_t n) {
     const json_t *meta = json_object_get(f->doc, "meta");
     const char *dev = zb_plot_str(meta, "backend"), *comm = zb_plot_str(meta, "comm");

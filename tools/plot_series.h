@@ -24,6 +24,9 @@ int zb_plot_int(const json_t *o, const char *key, int dflt);
 const char *zb_plot_str(const json_t *o, const char *key);
 /* A run's metric (o.metrics.key), NaN when not measured. */
 double zb_plot_metric(const json_t *run, const char *key);
+/* A run of training steps: the step benchmark's, or one cell of `scale`
+ * (the same step metrics, one per node count and configuration). */
+bool zb_plot_is_step_run(const json_t *run);
 /* "cpu/mpi": the file's device and comm backends. */
 void zb_plot_backend(const zb_plot_input *f, char *out, size_t n);
 /* A file's runs (an empty array's worth for a trace). */

@@ -26,7 +26,7 @@ static step_run *step_runs(const zb_plot_inputs *in, int *n, bool *oom) {
     for (int i = 0; s && i < in->n; i++) {
         for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
             const json_t *r = zb_plot_run(&in->files[i], j);
-            if (strcmp(zb_plot_str(r, "bench"), "step") || !isfinite(zb_plot_metric(r, "step_time_ms"))) continue;
+            if (!zb_plot_is_step_run(r) || !isfinite(zb_plot_metric(r, "step_time_ms"))) continue;
             s[*n].run = r;
             s[*n].file = i;
             (*n)++;
@@ -170,7 +170,19 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
         any_mfu += isfinite(mfu);
         int m = !strcmp(mode, "sync") ? 0 : !strcmp(mode, "prefetch") ? 1 : 2;
         fprintf(t.f, "%g %d ", group_of[i] + (m == 0 ? -0.21 : m == 1 ? 0.21 : 0.0), group_of[i]);
-        zb_plot_put_str(t.f, s[i].group);
+        char group[200]; /* one line per field: gnuplot reads \n in a quoted string as a line break */
+        size_t g = 0;
+        for (const char *c = s[i].group; *c && g + 3 < sizeof group; c++) {
+            if (c[0] == ',' && c[1] == ' ') {
+                group[g++] = '\\';
+                group[g++] = 'n';
+                c++;
+            } else {
+                group[g++] = *c;
+            }
+        }
+        group[g] = '\0';
+        zb_plot_put_str(t.f, group);
         fprintf(t.f, " %d", m);
         double v[9] = {st, lo, hi, ov, ov_lo, ov_hi, mfu, mfu_lo, mfu_hi};
         put_row(t.f, v, 9);

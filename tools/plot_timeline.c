@@ -182,7 +182,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     int nw = windows_from_steps(ev, rank, w);
     bool marked = nw > 0;
     if (!marked) nw = windows_from_labels(ev, rank, max_pid + 1, in, w);
-    if (nw == 0) return fail(out, "the trace has no steps (no step slices, no load_batch records)");
+    if (nw == 0) return fail(out, "the trace has no steps (no step slices; no init and load_batch records to find them by)");
     qsort(w, (size_t)nw, sizeof(window), by_order);
     /* Rows: each window's streams, top to bottom; y counts down to 1. */
     int streams[MAX_WINDOWS][MAX_STREAMS], n_streams[MAX_WINDOWS] = {0}, n_rows = 0;
