@@ -5,6 +5,8 @@
 #define ZB_TOOL_LIST_H
 
 #define ZB_TOOL_LIST(X) \
-    X(plot)
+    X(plot) \
+    X(compare) \
+    X(accept)
 
 #endif

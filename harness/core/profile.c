@@ -338,13 +338,13 @@ static bool zb_ends_with(const char *s, const char *suffix) {
 }
 
 static bool zb_is_profile_kind(const char *kind) {
-    return kind != NULL && (strcmp(kind, "hw") == 0 || strcmp(kind, "models") == 0);
+    return kind != NULL && (strcmp(kind, "hw") == 0 || strcmp(kind, "models") == 0 || strcmp(kind, "accept") == 0);
 }
 
 static zb_status zb_kind_dir(const char *kind, char *out, size_t n) {
     char dir[512];
     if (!zb_is_profile_kind(kind))
-        return ZB_FAIL(ZB_ERR_INVALID, "profile kind \"%s\": expected \"hw\" or \"models\"",
+        return ZB_FAIL(ZB_ERR_INVALID, "profile kind \"%s\": expected \"hw\", \"models\" or \"accept\"",
                        kind != NULL ? kind : "(null)");
     ZB_TRY(zb_profile_dir(dir, sizeof dir));
     if ((size_t)snprintf(out, n, "%s/%s", dir, kind) >= n)

@@ -154,7 +154,7 @@ zb_status zb_hw_sim_require(const zb_hw_profile *hw, unsigned needs);
 double zb_hw_sim_gemm_eff(const zb_hw_sim *s, double min_dim);
 
 /* The profile names (file stems) in <dir>/<kind>, sorted, joined with ", ".
- * kind is "hw" or "models". Fails with ZB_ERR_INVALID if `out` is too
+ * kind is "hw", "models" or "accept". Fails with ZB_ERR_INVALID if `out` is too
  * small. */
 zb_status zb_profile_list(const char *kind, char *out, size_t n);
 

@@ -111,6 +111,11 @@ typedef struct zb_device_backend {
     /* Why the gemm benchmark times this device in float only (its other
      * dtypes' GEMMs are references, not what a user would run); NULL: any. */
     const char *gemm_float_only_why;
+    /* How many devices this process sees (a node's GPUs), for accept's
+     * devices check before anything runs: ZB_OK with *count, or
+     * ZB_ERR_UNSUPPORTED with one line in `why`. NULL: one device per rank
+     * (cpu), nothing to count. */
+    zb_status (*count_devices)(int *count, char *why, size_t n);
     /* Compute runs on the same cores as the comm's threads (MPI progress,
      * stream threads): compute slowed under overlap is then those threads
      * taking its cores, which the step's reading says. */
