@@ -94,6 +94,7 @@ typedef struct zb_config {
     double peak_gflops; /* 0 = from the profile, or measured on cpu */
     int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
     bool malloc_keep;   /* keep freed memory in glibc (harness/cli/main.c) */
+    char blas_core[32]; /* auto | keep | an OpenBLAS core (harness/control/blas_core.h) */
     bool gpu_trace;     /* CUPTI on cuda (off: trace metrics not measured) */
 
     /* launch */

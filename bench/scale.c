@@ -54,7 +54,7 @@ static zb_status add_row(zb_rows *rows, const zb_bench_ctx *ctx, const zb_step_p
                         .s = c->name};
     f[n++] = (zb_field){.key = "stage", .kind = ZB_FIELD_INT, .i = c->stage};
     f[n++] = (zb_field){.key = "mode", .kind = ZB_FIELD_TEXT, .s = c->mode == ZB_MODE_SYNC ? "sync" : "prefetch"};
-    f[n++] = (zb_field){.key = "model", .kind = ZB_FIELD_TEXT, .s = plan->model_name};
+    f[n++] = (zb_field){.key = "model", .kind = ZB_FIELD_TEXT, .s = plan->model_label};
     f[n++] = (zb_field){.key = "hw", .kind = ZB_FIELD_TEXT, .s = ctx->hw.name};
     f[n++] = (zb_field){.key = "recompute", .kind = ZB_FIELD_TEXT, .s = plan->engine.recompute ? "full" : "none"};
     f[n++] = (zb_field){.key = "simulated", .kind = ZB_FIELD_BOOL, .b = ctx->simulated};
@@ -141,7 +141,7 @@ static zb_status scale_run(zb_bench_ctx *ctx) {
     if (st == ZB_OK && ctx->out) {
         zb_step_plan plan;
         st = zb_step_make_plan(ctx, &plan);
-        const char *model = plan.model_name;
+        const char *model = plan.model_label;
         double params = st == ZB_OK ? zb_model_total_params(&plan.engine.model) : 0;
         fprintf(ctx->out, "# SIMULATED scaling table: %s (%.4g B parameters) on %s, %d GPU(s) per node, %.3g GB "
                 "per GPU; recompute %s; %lld measured step(s) per cell\n", model, params / 1e9, ctx->hw.name,

@@ -4,6 +4,8 @@
  * overrides, refuses a model that cannot run as asked (bad shapes, units
  * smaller than the number of ranks, not enough memory) before allocating
  * anything, then runs and reports. */
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "step.h"
@@ -21,11 +23,34 @@ static void apply_overrides(const zb_config *cfg, zb_model_cfg *m) {
     if (cfg->batch) m->batch = (int)cfg->batch;
 }
 
+void zb_step_model_label(const char *profile, const zb_config *cfg, char *out, size_t n) {
+    /* In flag-name order, so a label reads the same however flags were given. */
+    const struct {
+        const char *flag;
+        int64_t value;
+    } shape[] = {{"batch", cfg->batch},   {"dim", cfg->dim},           {"ffn-dim", cfg->ffn_dim},
+                 {"head-dim", cfg->head_dim}, {"heads", cfg->heads},   {"kv-heads", cfg->kv_heads},
+                 {"layers", cfg->layers}, {"seq", cfg->seq},           {"vocab", cfg->vocab}};
+    size_t n_shape = sizeof shape / sizeof shape[0], given = 0;
+    for (size_t i = 0; i < n_shape; i++) given += shape[i].value != 0;
+    if (given == n_shape) {
+        snprintf(out, n, "custom");
+        return;
+    }
+    size_t off = (size_t)snprintf(out, n, "%s", profile);
+    for (size_t i = 0; i < n_shape && off < n; i++) {
+        if (!shape[i].value) continue;
+        off += (size_t)snprintf(out + off, n - off, "%c%s=%lld", off == strlen(profile) ? '+' : ',',
+                                shape[i].flag, (long long)shape[i].value);
+    }
+}
+
 zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     const zb_config *cfg = ctx->cfg;
     zb_model_profile mp;
-    plan->model_name = cfg->model[0] ? cfg->model : "tiny";
-    ZB_TRY(zb_model_profile_load(plan->model_name, &mp));
+    const char *profile = cfg->model[0] ? cfg->model : "tiny";
+    ZB_TRY(zb_model_profile_load(profile, &mp));
+    zb_step_model_label(profile, cfg, plan->model_label, sizeof plan->model_label);
     zb_engine_cfg *ec = &plan->engine;
     zb_model_cfg_from_profile(&mp, (uint64_t)cfg->seed, &ec->model);
     apply_overrides(cfg, &ec->model);
@@ -61,7 +86,7 @@ zb_status zb_step_check_units(const zb_bench_ctx *ctx, const zb_step_plan *plan)
         size_t numel = zb_model_unit_numel(m, u);
         if (numel < (size_t)n) {
             return ZB_FAIL(ZB_ERR_INVALID, "model '%s': unit %d has %zu parameters, fewer than the %d ranks "
-                           "it would be sharded over", plan->model_name, u, numel, n);
+                           "it would be sharded over", plan->model_label, u, numel, n);
         }
     }
     return ZB_OK;
@@ -88,7 +113,7 @@ static zb_status check_fits(const zb_bench_ctx *ctx, const zb_step_plan *plan, i
     if ((double)need > have) {
         return ZB_FAIL(ZB_ERR_INVALID, "model '%s' at --stage %d needs %.3g GB per rank (model states, gathered "
                        "buffers, activations) but a rank has %.3g GB (%s); use more ranks, a higher --stage, "
-                       "--recompute full, or a smaller --batch/--seq", plan->model_name, stage, (double)need / 1e9,
+                       "--recompute full, or a smaller --batch/--seq", plan->model_label, stage, (double)need / 1e9,
                        have / 1e9, ctx->hw.mem_bytes_measure ? "node memory / ranks on the node" : ctx->hw.name);
     }
     return ZB_OK;
@@ -98,6 +123,8 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
     zb_step_plan plan;
     ZB_TRY(zb_step_make_plan(ctx, &plan));
+    /* The label also names the model in the trace's metadata (main). */
+    json_object_set_new(zb_report_meta(ctx->report), "model", json_string(plan.model_label));
     int first_stage = cfg->stage == ZB_STAGE_ALL ? 0 : cfg->stage;
     int last_stage = cfg->stage == ZB_STAGE_ALL ? 3 : cfg->stage;
     zb_step_mode modes[2];

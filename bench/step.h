@@ -65,7 +65,9 @@ extern const char *const zb_step_rank_keys[ZB_STEP_RANK_FIGS];
 
 typedef struct zb_step_plan {
     zb_engine_cfg engine;
-    const char *model_name;
+    /* The model as reports name it: the profile, plus the shape flags given
+     * ("tiny+dim=512,layers=4"), or "custom" when all of them were. */
+    char model_label[192];
     double tokens_global;    /* per step, all ranks */
     zb_flops_breakdown flops; /* per token */
     zb_flops_convention convention;
@@ -86,6 +88,11 @@ zb_dtype zb_step_peak_dtype(const zb_config *cfg, zb_dtype device_default);
 /* How many of n_ranks ranks name the same device as `rank` does: ids holds
  * each rank's zb_dev_mem_view.device_id, id_bytes apart. An empty id is
  * unknown and shares with no one: 1. */
+/* The model label of a run of `profile` with the shape flags of `cfg`
+ * (the nonzero ones of layers ... batch): "profile" when none is given,
+ * "profile+flag=value,..." in flag-name order, "custom" when every one is. */
+void zb_step_model_label(const char *profile, const zb_config *cfg, char *out, size_t n);
+
 int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank);
 
 /* The device tracer's counts so far: true when a tracer runs and reports

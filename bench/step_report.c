@@ -73,7 +73,7 @@ static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_p
     f[n++] = json_int("ranks", NULL, false, ctx->world_ranks);
     f[n++] = json_int("nodes", NULL, false, ctx->world_nodes);
     f[n++] = (zb_field){.key = "simulated", .kind = ZB_FIELD_BOOL, .b = ctx->simulated};
-    f[n++] = json_text("model", plan->model_name);
+    f[n++] = json_text("model", plan->model_label);
     f[n++] = json_text("dtype", zb_dtype_name(e->act_dtype));
     f[n++] = json_text("act_dtype", zb_dtype_name(e->act_dtype));
     f[n++] = json_text("param_dtype", zb_dtype_name(e->param_dtype));
@@ -210,7 +210,7 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     const zb_model_cfg *m = &plan->engine.model;
     fprintf(f, "# model %s: %d layers, dim %d, heads %d/%d kv, head dim %d, ffn %d, vocab %d, seq %d, "
                "micro-batch %d per rank; %.4g M parameters\n",
-            plan->model_name, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
+            plan->model_label, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
             m->seq, m->batch, zb_model_total_params(m) / 1e6);
     fprintf(f, "# %d measured steps after %lld warm-up; recompute %s; prefetch depth %d; AdamW lr %g; "
                "params %s, activations %s (fp32 math), gradients reduced in %s, fp32 master weights and AdamW "

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "blas_core.h"
 #include "parse.h"
 #include "registry.h"
 #include "tool.h"
@@ -33,6 +34,9 @@ static const opt_spec opt_common[] = {
     {"threads", 0, ZB_OPT_INT, F(threads), 1, 4096, "BLAS threads per rank (default: cores / ranks per node)"},
     {"malloc-keep", 0, ZB_OPT_ONOFF, F(malloc_keep), 0, 0,
      "on: glibc keeps freed memory (no mmap for big blocks, no trim), off: glibc defaults"},
+    {"blas-core", 0, ZB_OPT_TEXT, F(blas_core), 0, 0,
+     "OpenBLAS kernels: auto (the strongest the CPU supports when OpenBLAS chose weaker), keep, or a core "
+     "name (SkylakeX, Haswell, Prescott, ...); OPENBLAS_CORETYPE set by the user wins"},
     {"gpu-trace", 0, ZB_OPT_ONOFF, F(gpu_trace), 0, 0,
      "on: trace GPU work with CUPTI (cuda); off: no tracer, trace metrics not measured (to see its overhead)"},
     {"nodes", 0, ZB_OPT_INT_LIST, F(nodes_list), 1, 1e6,
@@ -368,6 +372,9 @@ zb_status zb_cli_parse(int argc, char *const *argv, zb_config *cfg) {
         note_given(&seen, o);
     }
     if (cfg->help) return ZB_OK;
+    zb_blas_core_mode core_mode;
+    const char *core_name;
+    ZB_TRY(zb_blas_core_parse(cfg->blas_core, &core_mode, &core_name));
     return check_combination(cfg, bench, &seen);
 }
 

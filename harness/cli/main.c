@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "blas_core.h"
 #include "clock_sync.h"
 #include "config_json.h"
 #include "launch.h"
@@ -113,6 +114,39 @@ static void apply_malloc_policy(bool keep) {
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
+/* The BLAS core this process runs and why (blas_core.h); main decides it
+ * before MPI starts, the header and the meta report it. */
+static zb_blas_core_state blas_core;
+
+/* Decides the BLAS core; when another must run, executes this program again
+ * with OPENBLAS_CORETYPE set (the library reads it only when it is loaded).
+ * Runs before MPI_Init, so a rank under mpirun can do it too: the process
+ * keeps its pid and its environment, and connects to the job only in the
+ * MPI_Init of the new image. Returns -1 to go on, else the exit code. */
+static int choose_blas_core(const zb_config *cfg, char **argv) {
+    zb_blas_core_mode mode;
+    const char *name;
+    if (zb_blas_core_parse(cfg->blas_core, &mode, &name) != ZB_OK) return fail_input();
+    if (zb_blas_core_decide_here(mode, name, &blas_core) != ZB_OK) return fail_input();
+    if (blas_core.exec_core[0]) {
+        char self[ZB_PATH_MAX];
+        if (zb_launch_self_exe(argv[0], self, sizeof self) != ZB_OK) return fail_input();
+        setenv(ZB_BLAS_CORE_ENV, blas_core.exec_core, 1);
+        setenv(ZB_BLAS_CORE_MARKER_ENV, blas_core.marker, 1);
+        fflush(NULL);
+        execv(self, argv);
+        fprintf(stderr, "zerobench: running %s again with %s=%s: %s\n", self, ZB_BLAS_CORE_ENV,
+                blas_core.exec_core, strerror(errno));
+        return 1;
+    }
+    /* Kernels zerobench chose are checked before anything is measured. */
+    if (blas_core.changed && zb_blas_core_check(blas_core.ran) != ZB_OK) {
+        if (is_first_rank()) fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        return 1;
+    }
+    return -1;
+}
+
 static int relaunch(const zb_config *cfg, int argc, char **argv) {
     zb_launch_opts o = {(int)(cfg->nodes ? cfg->nodes : 1), (int)cfg->gpus_per_node,
                         cfg->hostfile[0] ? cfg->hostfile : NULL, cfg->emulate_nodes, NULL};
@@ -184,8 +218,8 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
     const zb_topology *t = &ctx->topo;
     char line[160];
-    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s", t->rank,
-             t->hostname, t->node, t->local_rank, ctx->backends.device->name);
+    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s, BLAS core %s", t->rank,
+             t->hostname, t->node, t->local_rank, ctx->backends.device->name, blas_core.ran);
     char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
     /* Not agreed on: rank 0's failure ends the job (main aborts). */
     if (ctx->out && !all) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for %d header lines", t->n_ranks);
@@ -209,6 +243,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
                 zb_dtype_name(cfg->dtype), (long long)cfg->iters, (long long)cfg->warmup_iters, cfg->check,
                 (int)cfg->average, cfg->timeout_s);
     }
+    fprintf(ctx->out, "# BLAS core %s: %s\n", blas_core.ran, blas_core.reason);
     fprintf(ctx->out, "# malloc-keep %s\n", cfg->malloc_keep
             ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
     for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
@@ -283,7 +318,16 @@ static void teardown_backends(zb_bench_ctx *ctx) {
 
 static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace, const zb_clock_sync *sync) {
     const zb_config *cfg = ctx->cfg;
-    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, sync, cfg->trace_path, cfg->timeout_s));
+    if (cfg->trace_path[0]) {
+        /* What the trace is of: the command and, for the step, the model label. */
+        json_t *info = json_object();
+        json_t *model = json_object_get(zb_report_meta(ctx->report), "model");
+        json_object_set_new(info, "command", json_string(zb_command_name(cfg->command)));
+        if (model) json_object_set(info, "model", model);
+        zb_status st = zb_trace_export_chrome_info(trace, sync, cfg->trace_path, cfg->timeout_s, info);
+        json_decref(info);
+        ZB_TRY(st);
+    }
     if (ctx->topo.rank != 0) return ZB_OK;
     if (cfg->json_path[0]) ZB_TRY(zb_report_write_json(ctx->report, cfg->json_path));
     if (cfg->csv_path[0]) ZB_TRY(zb_report_write_csv(ctx->report, cfg->csv_path));
@@ -336,6 +380,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         json_object_set_new(zb_report_meta(ctx.report), "clock_sync", zb_clock_sync_json(&sync));
         json_object_set_new(zb_report_meta(ctx.report), "simulated",
                             json_boolean(ctx.backends.device->simulated != NULL));
+        json_object_set_new(zb_report_meta(ctx.report), "blas_core", zb_blas_core_json(&blas_core));
     }
     if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx);
     if (st == ZB_OK) st = print_header(&ctx);
@@ -385,6 +430,8 @@ int main(int argc, char **argv) {
     if (!zb_under_mpi() && (cfg.nodes > 0 || cfg.gpus_per_node > 0) && !simulated_backend(&cfg)) {
         return relaunch(&cfg, argc, argv);
     }
+    int code = choose_blas_core(&cfg, argv);
+    if (code >= 0) return code;
     apply_malloc_policy(cfg.malloc_keep);
     if (zb_mpi_init(&argc, &argv) != ZB_OK) {
         fprintf(stderr, "zerobench: %s\n", zb_error_message());

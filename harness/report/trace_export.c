@@ -104,6 +104,11 @@ static void add_names(json_t *events, const zb_trace *t, const zb_trace_record *
 
 zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path,
                                  double timeout_s) {
+    return zb_trace_export_chrome_info(t, sync, path, timeout_s, NULL);
+}
+
+zb_status zb_trace_export_chrome_info(const zb_trace *t, const zb_clock_sync *sync, const char *path,
+                                      double timeout_s, const json_t *info) {
     zb_trace_record *all = NULL;
     int n = 0;
     ZB_TRY(gather_records(t, timeout_s, &all, &n));
@@ -127,13 +132,14 @@ zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, c
     for (int i = 0; i < n; i++) json_array_append_new(events, event_of(&all[i], t0));
     json_object_set_new(doc, "traceEvents", events);
     json_object_set_new(doc, "displayTimeUnit", json_string("ns"));
-    if (sync || t->virtual_time) {
+    if (sync || t->virtual_time || info) {
         json_t *other = json_object();
         json_object_set_new(other, "clock", json_string(t->virtual_time
                                                             ? "virtual: the sim device's clock (simulated, no real time)"
                                                             : "rank 0's CLOCK_MONOTONIC; each rank shifted by offset_ns"));
         if (sync) json_object_set_new(other, "clock_sync", zb_clock_sync_json(sync));
         json_object_set_new(other, "simulated", json_boolean(t->virtual_time));
+        if (info) json_object_update(other, (json_t *)info);
         json_object_set_new(doc, "otherData", other);
     }
     size_t len = 0;
