@@ -5,9 +5,10 @@
 #define ZB_TOOL_LIST_H
 
 #define ZB_TOOL_LIST(X) \
-    X(compare)  \
-    X(accept)   \
-    X(plan)     \
-    X(calibrate)
+    X(plan)      \
+    X(calibrate) \
+    X(plot)      \
+    X(compare)   \
+    X(accept)
 
 #endif
