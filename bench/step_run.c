@@ -368,6 +368,7 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
         st = zb_engine_set_mode(e, (zb_step_mode)m);
         if (st != ZB_OK) break;
         zb_engine_expected_peaks(e, out[m]->expected_tag_bytes);
+        out[m]->mem_per_rank_bytes = zb_step_memory_per_rank(ctx);
         out[m]->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
         /* One run for both: its trace losses are counted once, on each row. */
         out[m]->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
