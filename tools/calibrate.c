@@ -56,13 +56,6 @@ static void usage(FILE *f) {
             "  --quick              a short sweep (GEMM 32 .. 128, collectives 1K .. 64K, 3 iterations)\n");
 }
 
-static const char *error_text(char *buf, size_t n) {
-    snprintf(buf, n, "%s", zb_error_message());
-    char *tag = strrchr(buf, '(');
-    if (tag && tag > buf && tag[-1] == ' ' && buf[strlen(buf) - 1] == ')') tag[-1] = '\0';
-    return buf;
-}
-
 static zb_status parse_args(int argc, char **argv, calib_args *a) {
     struct { const char *flag; const char **slot; } opts[] = {
         {"-o", &a->out}, {"--output", &a->out}, {"--backend", &a->backend}, {"--comm", &a->comm},
@@ -187,7 +180,7 @@ static zb_status validate(calib_args *a) {
         zb_hw_profile hw;
         if (zb_hw_profile_load(a->hw, &hw) != ZB_OK) {
             return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", zb_results_shown_path(a->hw, shown),
-                           error_text(why, sizeof why));
+                           zb_error_text(why, sizeof why));
         }
     }
     return ZB_OK;
@@ -315,7 +308,7 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
 static void fit_or_say(const zb_calib_point *pts, int n, zb_calib_coll_fit *f) {
     char why[ZB_ERROR_MAX];
     f->have = zb_calib_fit_alpha_beta(pts, n, &f->fit) == ZB_OK;
-    if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", error_text(why, sizeof why));
+    if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", zb_error_text(why, sizeof why));
 }
 
 /* One placement's sweeps of the three collectives, fitted one by one and pooled. */

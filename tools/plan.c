@@ -55,15 +55,6 @@ static void usage(FILE *f) {
             "Exit code 0 whether or not it fits (see fits in the output), 2 for bad input.\n");
 }
 
-/* The message of the last error without its "(file:line)" tag, so a
- * wrapped message carries one location. */
-static const char *error_text(char *buf, size_t n) {
-    snprintf(buf, n, "%s", zb_error_message());
-    char *tag = strrchr(buf, '(');
-    if (tag && tag > buf && tag[-1] == ' ' && buf[strlen(buf) - 1] == ')') tag[-1] = '\0';
-    return buf;
-}
-
 static zb_status parse_args(int argc, char **argv, plan_args *a) {
     struct { const char *flag; const char **slot; } opts[] = {
         {"--model", &a->model}, {"--params", &a->params}, {"--gpus", &a->gpus}, {"--nodes", &a->nodes},
@@ -171,7 +162,7 @@ static zb_status load_hw(const plan_args *a, zb_plan *p) {
     const char *name = a->hw ? a->hw : PLAN_DEFAULT_HW;
     snprintf(p->hw_name, sizeof p->hw_name, "%s", name);
     if (zb_hw_profile_load(name, &p->hw) != ZB_OK) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", zb_results_shown_path(name, shown), error_text(why, sizeof why));
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", zb_results_shown_path(name, shown), zb_error_text(why, sizeof why));
     }
     return ZB_OK;
 }
@@ -227,7 +218,7 @@ static zb_status make_input(const plan_args *a, zb_plan *p) {
     }
     if (a->params) {
         if (zb_parse_count(a->params, &in->params) != ZB_OK) {
-            return ZB_FAIL(ZB_ERR_INVALID, "--params: %s", error_text(why, sizeof why));
+            return ZB_FAIL(ZB_ERR_INVALID, "--params: %s", zb_error_text(why, sizeof why));
         }
         const char *shaped = a->seq ? "--seq" : a->batch ? "--batch" : a->recompute ? "--recompute"
                              : a->depth ? "--prefetch-depth" : NULL;
@@ -240,7 +231,7 @@ static zb_status make_input(const plan_args *a, zb_plan *p) {
     zb_model_profile mp;
     if (zb_model_profile_load(a->model, &mp) != ZB_OK) {
         return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", zb_results_shown_path(a->model, shown),
-                       error_text(why, sizeof why));
+                       zb_error_text(why, sizeof why));
     }
     snprintf(p->model, sizeof p->model, "%s", a->model);
     in->have_model = true;
@@ -264,7 +255,7 @@ static zb_status make_input(const plan_args *a, zb_plan *p) {
     ec->grad_dtype = grad;
     if (zb_model_cfg_validate(&ec->model) != ZB_OK) {
         return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", zb_results_shown_path(a->model, shown),
-                       error_text(why, sizeof why));
+                       zb_error_text(why, sizeof why));
     }
     const zb_model_cfg *m = &ec->model;
     zb_flops_shape fs = {m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab, m->seq};
@@ -294,7 +285,7 @@ static zb_status check_cells(const zb_plan *p) {
         zb_plan_cell c;
         if (zb_plan_cell_compute(&p->in, 3, ZB_MODE_PREFETCH, p->cols[i].ranks, &c) != ZB_OK) {
             return ZB_FAIL(ZB_ERR_INVALID, "%s %s: %s", p->from_gpus ? "--gpus" : "--nodes", p->cols[i].label,
-                           error_text(why, sizeof why));
+                           zb_error_text(why, sizeof why));
         }
     }
     return ZB_OK;

@@ -69,10 +69,7 @@ static int bad(const char *fmt, ...) {
 /* The last error without its "(file:line)" tag. */
 static const char *message(void) {
     static char buf[ZB_ERROR_MAX];
-    snprintf(buf, sizeof buf, "%s", zb_error_message());
-    char *tag = strrchr(buf, '(');
-    if (tag && tag > buf && tag[-1] == ' ' && buf[strlen(buf) - 1] == ')') tag[-1] = '\0';
-    return buf;
+    return zb_error_text(buf, sizeof buf);
 }
 
 /* A trace (an object with a "traceEvents" array) is taken as one; anything

@@ -72,15 +72,6 @@ static zb_status check_output_path(const char *flag, const char *path) {
     return ZB_OK;
 }
 
-/* The message of the last error without its "(file:line)" tag, so a wrapped
- * message carries one location, not two. */
-static const char *error_text(char *buf, size_t n) {
-    snprintf(buf, n, "%s", zb_error_message());
-    char *tag = strrchr(buf, '(');
-    if (tag && tag > buf && tag[-1] == ' ' && buf[strlen(buf) - 1] == ')') tag[-1] = '\0';
-    return buf;
-}
-
 static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     char shown[72], why[ZB_ERROR_MAX];
     ZB_TRY(check_output_path("--json", cfg->json_path));
@@ -95,13 +86,13 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     /* Without --hw the device backend names its profile (choose_hw). */
     memset(hw, 0, sizeof *hw);
     if (cfg->hw[0] && zb_hw_profile_load(cfg->hw, hw) != ZB_OK) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", shown_path(cfg->hw, shown), error_text(why, sizeof why));
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", shown_path(cfg->hw, shown), zb_error_text(why, sizeof why));
     }
     if (cfg->model[0]) {
         zb_model_profile mp;
         if (zb_model_profile_load(cfg->model, &mp) != ZB_OK) {
             return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", shown_path(cfg->model, shown),
-                           error_text(why, sizeof why));
+                           zb_error_text(why, sizeof why));
         }
     }
     return ZB_OK;
@@ -312,7 +303,7 @@ static zb_status choose_hw(zb_bench_ctx *ctx, const char **chosen) {
     char why[ZB_ERROR_MAX];
     if (zb_hw_profile_load(name, &ctx->hw) != ZB_OK) {
         return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s' (the default of --backend %s): %s", name,
-                       ctx->backends.device->name, error_text(why, sizeof why));
+                       ctx->backends.device->name, zb_error_text(why, sizeof why));
     }
     return ZB_OK;
 }

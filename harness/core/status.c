@@ -24,6 +24,14 @@ zb_status zb_error_set(zb_status code, const char *file, int line, const char *f
 
 const char *zb_error_message(void) { return zb_last_error; }
 
+const char *zb_error_text(char *buf, size_t n) {
+    snprintf(buf, n, "%s", zb_last_error);
+    char *tag = strrchr(buf, '(');
+    size_t len = strlen(buf);
+    if (tag && tag > buf && tag[-1] == ' ' && len && buf[len - 1] == ')') tag[-1] = '\0';
+    return buf;
+}
+
 void zb_error_adopt(zb_status code, const char *message) {
     (void)code;
     snprintf(zb_last_error, sizeof zb_last_error, "%s", message ? message : "");

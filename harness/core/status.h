@@ -38,6 +38,9 @@ zb_status zb_error_set(zb_status code, const char *file, int line, const char *f
 
 /* The message recorded by the last ZB_FAIL on this thread ("" if none). */
 const char *zb_error_message(void);
+/* The same message without its " (file:line)" tag, copied into buf, for a
+ * caller that wraps it in a message of its own (one location, not two). */
+const char *zb_error_text(char *buf, size_t n);
 /* Copies another thread's message in (used when a stream thread's error is
  * handed to the thread that synchronizes on it). */
 void zb_error_adopt(zb_status code, const char *message);
