@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "flops.h"
 #include "overlap.h"
+#include "step_wait.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +45,7 @@ typedef struct zb_step_stats {
     bool tracer_ran;
     zb_tracer_stats tracer;
     float loss_first, loss_last;
+    zb_step_wait_stats wait; /* waiting told apart from transfer (step_wait.h); per_rank freed by step.c */
 } zb_step_stats;
 
 typedef struct zb_step_plan {

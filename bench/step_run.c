@@ -14,10 +14,12 @@
 
 #include "mpi_wait.h"
 #include "step.h"
+#include "step_trace.h"
 
 typedef struct per_step {
     double *step_ms;                   /* [steps], max over ranks */
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
+    zb_step_wait_acc wait; /* arrival skew, wait and transfer (step_wait.h) */
 } per_step;
 
 /* Trace metrics of one step on this rank; NaN when the device's trace is
@@ -63,6 +65,8 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
                            zb_step_stats *out) {
     const zb_config *cfg = ctx->cfg;
     int warm = (int)cfg->warmup_steps, total = warm + (int)cfg->steps;
+    zb_step_trace tr; /* --trace: which steps the file keeps (step_trace.h) */
+    zb_step_trace_begin(ctx, plan->engine.mode, plan->engine.stage, &tr);
     for (int s = 0; s < total; s++) {
         size_t first = ctx->dev->cfg.trace->n_records;
         zb_step_result r;
@@ -81,10 +85,15 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
         }
         if (s == 0) out->loss_first = loss;
         out->loss_last = loss;
-        if (s < warm) continue;
+        if (s < warm) {
+            zb_step_trace_end_step(ctx, &tr, s, first, &r);
+            continue;
+        }
         int m = s - warm;
         zb_overlap ov;
         ZB_TRY(measure_trace(ctx, first, &r, &ov));
+        ZB_TRY(zb_step_wait_measure(ctx, first, &r, &ps->wait, m));
+        zb_step_trace_end_step(ctx, &tr, s, first, &r);
         /* Without --trace the records are only for these metrics: drop them
          * so a long run's memory stays bounded. */
         if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
@@ -160,6 +169,7 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
                              &out->exposed_comm_ms, NULL));
     ZB_TRY(median_over_ranks(ctx, ps->compute, steps, "gathering the compute time per step", &out->compute_ms,
                              NULL));
+    ZB_TRY(zb_step_wait_summarize(ctx, &ps->wait, &out->wait));
     return median_over_ranks(ctx, ps->comm, steps, "gathering the comm time per step", &out->comm_ms, NULL);
 }
 
@@ -213,6 +223,11 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
     ps.exposed = block + 2 * steps;
     ps.compute = block + 3 * steps;
     ps.comm = block + 4 * steps;
+    zb_status wst = zb_step_wait_init(&ps.wait, steps);
+    if (wst != ZB_OK) {
+        free(block);
+        return wst;
+    }
     size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
     zb_tracer_stats tracer_before;
     bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
@@ -233,6 +248,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         if (st == ZB_OK) st = summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);
+    zb_step_wait_acc_free(&ps.wait);
     free(block);
     return st;
 }
