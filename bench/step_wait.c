@@ -137,7 +137,14 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
         return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the step's collectives");
     }
     int64_t off = zb_clock_sync_offset(ctx->clock_sync, me);
-    double skew_sum[ZB_COLL_COUNT] = {0}, xfer_sum[ZB_COLL_COUNT] = {0};
+    /* Per kind, this step's instances: skews in vals[kind * 2k ...], transfers after them. */
+    double *vals = (double *)malloc(2 * k * ZB_COLL_COUNT * sizeof(double));
+    if (!vals) {
+        free(idx);
+        free(av.all);
+        free(last);
+        return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the step's collectives");
+    }
     int count[ZB_COLL_COUNT] = {0}, n_last = 0;
     for (size_t j = 0; j < k; j++) {
         int64_t lo = INT64_MAX, hi = INT64_MIN, end_max = INT64_MIN;
@@ -156,17 +163,18 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
         int kind = kind_of(recs[idx[j]].coll);
         if (kind < 0) continue;
         double skew_ms = (double)(hi - lo) / 1e6, xfer_ms = end_max > hi ? (double)(end_max - hi) / 1e6 : 0.0;
-        skew_sum[kind] += skew_ms;
-        xfer_sum[kind] += xfer_ms;
+        vals[(size_t)kind * 2 * k + (size_t)count[kind]] = skew_ms;
+        vals[(size_t)kind * 2 * k + k + (size_t)count[kind]] = xfer_ms;
         count[kind]++;
         if (isnan(a->skew_max[kind]) || skew_ms > a->skew_max[kind]) a->skew_max[kind] = skew_ms;
     }
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
         if (!count[q]) continue;
         a->count[q] = count[q];
-        a->skew[q][m] = skew_sum[q] / count[q];
-        a->transfer[q][m] = xfer_sum[q] / count[q];
+        a->skew[q][m] = zb_median(vals + (size_t)q * 2 * k, (size_t)count[q]);
+        a->transfer[q][m] = zb_median(vals + (size_t)q * 2 * k + k, (size_t)count[q]);
     }
+    free(vals);
     zb_wait_split ws;
     st = zb_wait_split_compute(recs, n_recs, r->start_ns, r->end_ns + 1, idx, last, k, &ws);
     if (st == ZB_OK) {
@@ -265,7 +273,7 @@ void zb_step_wait_json(const zb_step_wait_stats *s, json_t *run) {
 
 void zb_step_wait_print(FILE *f, int stage, const char *mode, const zb_step_wait_stats *s) {
     if (!f || !s->measured) return;
-    fprintf(f, "# arrivals, stage %d %s (mean per collective, median over steps):", stage, mode);
+    fprintf(f, "# arrivals, stage %d %s (median per collective):", stage, mode);
     const char *sep = " ";
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
         const zb_wait_kind *w = &s->kinds[q];

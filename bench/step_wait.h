@@ -26,9 +26,9 @@ struct zb_bench_ctx;
 
 typedef struct zb_wait_kind {
     int count_per_step;          /* instances in a step (0: none of this kind) */
-    double arrival_skew_ms;      /* mean over a step's instances, median over steps */
+    double arrival_skew_ms;      /* median over a step's instances, median over steps */
     double arrival_skew_max_ms;  /* the largest single instance's */
-    double transfer_ms;          /* mean over a step's instances, median over steps */
+    double transfer_ms;          /* median over a step's instances, median over steps */
 } zb_wait_kind;
 
 typedef struct zb_wait_rank {

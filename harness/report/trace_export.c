@@ -34,10 +34,10 @@ static zb_status gather_blob(const void *mine_ptr, size_t mine_bytes, const char
     if (rank == 0 && (!counts || !offsets)) {
         free(counts);
         free(offsets);
-        return ZB_FAIL(ZB_ERR_NOMEM, "out of memory gathering the trace's %s of %d ranks", what, n_ranks);
+        return ZB_FAIL(ZB_ERR_NOMEM, "out of memory gathering the trace %ss of %d ranks", what, n_ranks);
     }
     char label[96];
-    snprintf(label, sizeof label, "gathering the trace's %s sizes", what);
+    snprintf(label, sizeof label, "gathering the trace %s counts", what);
     ZB_TRY(zb_mpi_gather_bounded(&mine, counts, 1, MPI_INT, 0, MPI_COMM_WORLD, label, timeout_s));
     long long total = 0;
     if (rank == 0) {
@@ -47,23 +47,23 @@ static zb_status gather_blob(const void *mine_ptr, size_t mine_bytes, const char
         }
     }
     int too_big = (total > 0x7fffffffLL) || mine_too_big, any_too_big = 0;
-    snprintf(label, sizeof label, "agreeing on the trace's %s size", what);
+    snprintf(label, sizeof label, "agreeing on the trace %ss' size", what);
     ZB_TRY(zb_mpi_allreduce_bounded(&too_big, &any_too_big, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, label, timeout_s));
     char *buf = (rank == 0 && !any_too_big) ? (char *)malloc((size_t)total + 1) : NULL;
     if (rank == 0 && !any_too_big && !buf) { /* as above: the job ends */
         free(counts);
         free(offsets);
-        return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the trace's %lld bytes of %s", total, what);
+        return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the trace's %lld bytes of %ss", total, what);
     }
     if (!any_too_big) {
-        snprintf(label, sizeof label, "gathering the trace's %s", what);
+        snprintf(label, sizeof label, "gathering the trace %ss", what);
         ZB_TRY(zb_mpi_gatherv_bounded(mine_ptr, mine, buf, counts, offsets, MPI_BYTE, 0, MPI_COMM_WORLD, label,
                                       timeout_s));
     }
     free(offsets);
     if (any_too_big) {
         free(counts);
-        return ZB_FAIL(ZB_ERR_UNSUPPORTED, "the trace's %s are larger than 2 GiB; write fewer steps "
+        return ZB_FAIL(ZB_ERR_UNSUPPORTED, "the trace %ss are larger than 2 GiB; write fewer steps "
                        "(--trace-steps) or run fewer iterations", what);
     }
     *all = buf;
@@ -77,7 +77,7 @@ static zb_status gather_hosts(double timeout_s, char **hosts) {
     memset(mine, 0, sizeof mine);
     if (gethostname(mine, sizeof mine - 1) != 0) snprintf(mine, sizeof mine, "unknown");
     int *counts = NULL;
-    zb_status st = gather_blob(mine, sizeof mine, "host names", timeout_s, hosts, &counts);
+    zb_status st = gather_blob(mine, sizeof mine, "host name", timeout_s, hosts, &counts);
     free(counts);
     return st;
 }
@@ -127,17 +127,17 @@ zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, c
     in.n_ranks = n_ranks;
     char *blob = NULL;
     int *counts = NULL;
-    ZB_TRY(gather_blob(t->records, t->n_records * sizeof(zb_trace_record), "records", timeout_s, &blob, &counts));
+    ZB_TRY(gather_blob(t->records, t->n_records * sizeof(zb_trace_record), "record", timeout_s, &blob, &counts));
     in.records = (zb_trace_record *)blob;
     for (int r = 0; rank == 0 && r < n_ranks; r++) in.n_records += (size_t)counts[r] / sizeof(zb_trace_record);
     free(counts);
-    zb_status st = gather_blob(t->steps, t->n_steps * sizeof(zb_trace_step), "steps", timeout_s, &blob, &counts);
+    zb_status st = gather_blob(t->steps, t->n_steps * sizeof(zb_trace_step), "step", timeout_s, &blob, &counts);
     if (st != ZB_OK) return st; /* a timeout: the job ends */
     in.steps = (zb_trace_step *)blob;
     for (int r = 0; rank == 0 && r < n_ranks; r++) in.n_steps += (size_t)counts[r] / sizeof(zb_trace_step);
     if (rank == 0) in.step_rank = ranks_of(counts, n_ranks, sizeof(zb_trace_step), in.n_steps);
     free(counts);
-    st = gather_blob(t->mem, t->n_mem * sizeof(zb_trace_mem_sample), "memory samples", timeout_s, &blob, &counts);
+    st = gather_blob(t->mem, t->n_mem * sizeof(zb_trace_mem_sample), "memory sample", timeout_s, &blob, &counts);
     if (st != ZB_OK) return st;
     in.mem = (zb_trace_mem_sample *)blob;
     for (int r = 0; rank == 0 && r < n_ranks; r++) in.n_mem += (size_t)counts[r] / sizeof(zb_trace_mem_sample);
