@@ -57,16 +57,28 @@ static const zb_trace_step *step_at(const zb_trace_export_input *in, const step_
 
 static json_t *step_or_null(const zb_trace_step *s) { return s ? json_integer(s->index) : json_null(); }
 
-static json_t *record_event(const zb_trace_record *r, int64_t t0, const zb_trace_step *step) {
+/* A record's event; inside a step of a trace with several runs (stages or
+ * modes) its args also say which run, as the step's slice does. */
+static json_t *record_event(const zb_trace_record *r, int64_t t0, const zb_trace_step *step,
+                            const zb_trace *t) {
     json_t *args = json_pack("{s:i,s:s,s:s,s:I,s:f}", "unit", r->unit, "op", r->label, "kind",
                              zb_op_kind_name(r->kind), "bytes", (json_int_t)r->bytes, "flops", r->flops);
     if (r->coll[0]) json_object_set_new(args, "coll", json_string(r->coll));
     json_object_set_new(args, "step", step_or_null(step));
+    if (step && t->n_phases > 1 && step->phase >= 0 && step->phase < t->n_phases) {
+        json_object_set_new(args, "mode", json_string(t->phases[step->phase].mode));
+        json_object_set_new(args, "stage", json_integer(t->phases[step->phase].stage));
+    }
     json_t *e = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f}", "name", r->label, "cat", zb_op_kind_name(r->kind), "ph",
                           "X", "pid", r->rank, "tid", r->stream, "ts", ts_us(r->start_ns, t0), "dur",
                           (double)(r->end_ns - r->start_ns) / 1e3);
     json_object_set_new(e, "args", args);
     return e;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
 }
 
 static void add_meta(json_t *events, const char *what, int pid, int tid, const char *key, json_t *value) {
@@ -88,20 +100,19 @@ static void add_names(json_t *events, const zb_trace_export_input *in, const ste
             add_meta(events, "thread_sort_index", r, ZB_TRACE_STEP_TID, "sort_index", json_integer(-1));
         }
     }
-    /* Streams: a bit per (rank, stream id < 256) seen. */
-    size_t n_bits = (size_t)in->n_ranks * 256;
-    unsigned char *seen = (unsigned char *)calloc(n_bits / 8 + 1, 1);
-    for (size_t i = 0; seen && i < in->n_records; i++) {
-        const zb_trace_record *rec = &in->records[i];
-        if (rec->rank < 0 || rec->rank >= in->n_ranks || rec->stream < 0 || rec->stream >= 256) continue;
-        size_t bit = (size_t)rec->rank * 256 + (size_t)rec->stream;
-        if (seen[bit / 8] & (1u << (bit % 8))) continue;
-        seen[bit / 8] |= (unsigned char)(1u << (bit % 8));
-        int s = rec->stream;
-        const char *tname = (s < 16 && t->stream_names[s][0]) ? t->stream_names[s] : "stream";
-        add_meta(events, "thread_name", rec->rank, s, "name", json_string(tname));
+    /* One name per distinct (rank, stream): the pairs sorted, then each first of its kind. */
+    size_t n = in->n_records;
+    int64_t *pairs = (int64_t *)malloc((n ? n : 1) * sizeof(int64_t));
+    if (!pairs) return; /* names are cosmetic: the events stay */
+    for (size_t i = 0; i < n; i++) pairs[i] = ((int64_t)in->records[i].rank << 32) | (uint32_t)in->records[i].stream;
+    qsort(pairs, n, sizeof *pairs, cmp_i64);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && pairs[i] == pairs[i - 1]) continue;
+        int rank = (int)(pairs[i] >> 32), s = (int)(int32_t)(uint32_t)(pairs[i] & 0xffffffff);
+        const char *tname = (s >= 0 && s < 16 && t->stream_names[s][0]) ? t->stream_names[s] : "stream";
+        add_meta(events, "thread_name", rank, s, "name", json_string(tname));
     }
-    free(seen);
+    free(pairs);
 }
 
 static void add_steps(json_t *events, const zb_trace_export_input *in, int64_t t0) {
@@ -242,7 +253,8 @@ static json_t *steps_meta(const zb_trace_export_input *in) {
         json_object_set_new(run, "left_out", left);
         json_array_append_new(runs, run);
     }
-    return json_pack("{s:s,s:s,s:o}", "rule", t->steps_rule[0] ? t->steps_rule : "every step (no step marks)",
+    return json_pack("{s:s,s:s,s:o}", "rule",
+                     t->steps_rule[0] ? t->steps_rule : "no training steps in this run: every record written",
                      "step_index", "1-based over each run's warm-up steps, then its measured steps", "runs", runs);
 }
 
@@ -259,7 +271,7 @@ json_t *zb_trace_events_doc(const zb_trace_export_input *in) {
     add_steps(events, in, t0);
     for (size_t i = 0; i < in->n_records; i++) {
         const zb_trace_record *r = &in->records[i];
-        json_array_append_new(events, record_event(r, t0, step_at(in, &ix, r->rank, r->start_ns)));
+        json_array_append_new(events, record_event(r, t0, step_at(in, &ix, r->rank, r->start_ns), in->trace));
     }
     const char *no_arrivals = add_last_arrivals(events, in, &ix, t0);
     add_memory(events, in, t0);

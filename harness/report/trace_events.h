@@ -2,7 +2,8 @@
  * every rank's gathered trace, already on rank 0's clock (trace_export.c):
  *   - processes "rank R on HOST" (pid R), threads named after the streams;
  *   - one complete event per record, its args carrying unit, op, kind,
- *     bytes, flops, the collective and its step (null outside any step);
+ *     bytes, flops, the collective and its step (null outside any step),
+ *     and the step's mode and stage when the trace holds several runs;
  *   - each marked step as a slice on the rank's "steps" track
  *     (tid ZB_TRACE_STEP_TID): step index, warm-up or measured, mode, stage;
  *   - each collective instance's last arrival as an instant event on every

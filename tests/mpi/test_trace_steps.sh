@@ -94,7 +94,8 @@ for o in ops:
     if st is None:
         bad += len(holders) > 0
         continue
-    if len(holders) != 1 or holders[0]["args"]["step"] != st:
+    if len(holders) != 1 or holders[0]["args"]["step"] != st or \
+            (o["args"].get("mode"), o["args"].get("stage")) != (holders[0]["args"]["mode"], 3):
         bad += 1
         continue
     mode_of[id(o)] = holders[0]["args"]["mode"]
@@ -184,6 +185,7 @@ check(ts["rule"].startswith("default"), f"rule {ts['rule']}")
 check({(s["pid"], s["args"]["step"]) for s in steps} == {(p, i) for p in (0, 1) for i in range(2, 12)}, "default step slices")
 check(all(o["args"]["step"] in range(2, 12) for o in ops if o["args"].get("step") is not None), "no op of a left-out step")
 check(all(s["args"]["mode"] not in s["name"] for s in steps), "one mode: step names without it")
+check(all("mode" not in o["args"] for o in ops), "one run: ops without mode and stage")
 step_ops = [o for o in ops if o["args"].get("step") is not None]
 per_step = len(step_ops) / 20
 check(len(ops) - len(step_ops) < per_step, "records of left-out steps are dropped, not kept without a step")

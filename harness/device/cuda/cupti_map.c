@@ -399,9 +399,11 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
         }
         info.label = op ? op->label : p->name;
         info.unit = op ? op->unit : -1;
-        /* The collective's own work (its kernel, or a one-rank NCCL copy)
-         * carries its name; staging copies are ops of their own, without. */
-        info.coll = op && op->coll[0] ? op->coll : NULL;
+        /* A collective's kernel carries its name: one record per instance
+         * and rank, whose start is the arrival (docs/design.md §6). Copies
+         * inside it (a one-rank NCCL collective has only those) stay
+         * unnamed, so no instance is counted twice. */
+        info.coll = op && op->coll[0] && p->kind == ZB_ACT_KERNEL ? op->coll : NULL;
         if (!op) m->stats.n_uncorrelated++;
         int64_t start = zb_clock_map_convert(&m->clock, (int64_t)p->start_ns);
         int64_t end = zb_clock_map_convert(&m->clock, (int64_t)p->end_ns);
