@@ -149,9 +149,9 @@ STEP_CHOICE("flops", flops_causal, "attention FLOPs convention for MFU: full (to
 
 static const zb_opt *const step_opts[] = {
     &zb_opt_model, &opt_mode, &opt_stage, &opt_recompute, &opt_param_dtype, &opt_act_dtype,
-    &opt_grad_reduce_dtype, &opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &opt_trace_steps, &opt_layers, &opt_dim,
-    &opt_heads, &opt_kv_heads, &opt_head_dim, &opt_ffn_dim, &opt_vocab, &opt_seq, &opt_batch, &opt_lr,
-    &opt_seed, &opt_flops_causal, NULL};
+    &opt_grad_reduce_dtype, &opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &opt_trace_steps,
+    &opt_layers, &opt_dim, &opt_heads, &opt_kv_heads, &opt_head_dim, &opt_ffn_dim, &opt_vocab, &opt_seq,
+    &opt_batch, &opt_lr, &opt_seed, &opt_flops_causal, NULL};
 static const zb_opt_group step_group = {step_opts, zb_step_trace_check};
 static const zb_opt_group *const step_groups[] = {&step_group, NULL};
 

@@ -31,6 +31,7 @@ zb_status zb_step_wait_init(zb_step_wait_acc *a, int steps) {
         a->transfer[k] = p;
         p += per;
         a->skew_max[k] = NAN;
+        a->transfer_min[k] = NAN;
     }
     return ZB_OK;
 }
@@ -167,6 +168,7 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
         vals[(size_t)kind * 2 * k + k + (size_t)count[kind]] = xfer_ms;
         count[kind]++;
         if (isnan(a->skew_max[kind]) || skew_ms > a->skew_max[kind]) a->skew_max[kind] = skew_ms;
+        if (isnan(a->transfer_min[kind]) || xfer_ms < a->transfer_min[kind]) a->transfer_min[kind] = xfer_ms;
     }
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
         if (!count[q]) continue;
@@ -234,6 +236,7 @@ zb_status zb_step_wait_summarize(zb_bench_ctx *ctx, zb_step_wait_acc *a, zb_step
         memcpy(scratch, a->transfer[q], (size_t)steps * sizeof(double));
         w->transfer_ms = zb_median(scratch, (size_t)steps);
         w->arrival_skew_max_ms = a->skew_max[q];
+        w->transfer_min_ms = a->transfer_min[q];
     }
     free(all);
     free(scratch);
@@ -252,6 +255,7 @@ void zb_step_wait_json(const zb_step_wait_stats *s, json_t *run) {
             json_object_set_new(o, "arrival_skew_ms", zb_json_real_or_null(w->arrival_skew_ms));
             json_object_set_new(o, "arrival_skew_max_ms", zb_json_real_or_null(w->arrival_skew_max_ms));
             json_object_set_new(o, "transfer_ms", zb_json_real_or_null(w->transfer_ms));
+            json_object_set_new(o, "transfer_min_ms", zb_json_real_or_null(w->transfer_min_ms));
             json_object_set_new(by, zb_coll_name((zb_coll)q), o);
         }
         json_object_set_new(metrics, "by_collective", by);
@@ -278,8 +282,9 @@ void zb_step_wait_print(FILE *f, int stage, const char *mode, const zb_step_wait
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
         const zb_wait_kind *w = &s->kinds[q];
         if (!w->count_per_step) continue;
-        fprintf(f, "%s%s x%d arrival skew %.3f ms (max %.3f), transfer %.3f ms", sep, zb_coll_name((zb_coll)q),
-                w->count_per_step, w->arrival_skew_ms, w->arrival_skew_max_ms, w->transfer_ms);
+        fprintf(f, "%s%s x%d arrival skew %.3f ms (max %.3f), transfer %.3f ms (min %.3f)", sep,
+                zb_coll_name((zb_coll)q), w->count_per_step, w->arrival_skew_ms, w->arrival_skew_max_ms,
+                w->transfer_ms, w->transfer_min_ms);
         sep = "; ";
     }
     int late = -1;

@@ -29,6 +29,7 @@ typedef struct zb_wait_kind {
     double arrival_skew_ms;      /* median over a step's instances, median over steps */
     double arrival_skew_max_ms;  /* the largest single instance's */
     double transfer_ms;          /* median over a step's instances, median over steps */
+    double transfer_min_ms;      /* the smallest single instance's: the collective when nothing got in its way */
 } zb_wait_kind;
 
 typedef struct zb_wait_rank {
@@ -51,7 +52,7 @@ typedef struct zb_step_wait_acc {
     double *block;                          /* one allocation for all arrays below */
     double *exp_wait, *exp_xfer, *wait, *xfer, *last_pct; /* [steps] this rank */
     double *skew[ZB_COLL_COUNT], *transfer[ZB_COLL_COUNT]; /* [steps] per kind, the same on every rank */
-    double skew_max[ZB_COLL_COUNT];
+    double skew_max[ZB_COLL_COUNT], transfer_min[ZB_COLL_COUNT];
     int count[ZB_COLL_COUNT];
 } zb_step_wait_acc;
 

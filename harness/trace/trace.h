@@ -1,10 +1,13 @@
 /* Trace records: one record per executed op, the same for every backend.
  *
- * {rank, stream, kind, label, unit, bytes, flops, start_ns, end_ns} on the
- * harness clock (CLOCK_MONOTONIC, zb_now_ns). Stream threads append
- * concurrently; appends take a mutex only when tracing is on, so a run with
- * tracing off pays one branch per op. Metrics (overlap, exposed comm) are
- * computed from these records. */
+ * {rank, stream, kind, label, unit, bytes, flops, start_ns, end_ns, seq,
+ * coll} on the harness clock (CLOCK_MONOTONIC, zb_now_ns). Stream threads
+ * append concurrently; appends take a mutex only when tracing is on, so a run
+ * with tracing off pays one branch per op. Metrics (overlap, exposed comm,
+ * the wait/transfer split) are computed from these records. Beside them a
+ * trace keeps what its export shows around the ops: the step benchmark's
+ * runs (phases) and step marks, and live-memory samples from the memory
+ * accounting (docs/design.md §3, §7). */
 #ifndef ZB_TRACE_H
 #define ZB_TRACE_H
 
