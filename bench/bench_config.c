@@ -19,6 +19,7 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->malloc_keep = true;
     cfg->gpu_trace = true;
     cfg->timeout_s = 300.0;
+    cfg->straggler_pct = 10.0; /* ZB_STRAGGLER_PCT_DEFAULT */
     cfg->mode = ZB_MODE_BOTH;
     cfg->stage = 3;
     cfg->steps = 10;

@@ -60,6 +60,7 @@ typedef struct zb_config {
     zb_dtype dtype;
     zb_average average;
     bool compare_direct; /* also time the library called directly */
+    double straggler_pct; /* a rank this far from the median rank is named (stragglers.h) */
 
     /* gemm */
     int n_shapes;

@@ -50,5 +50,9 @@ static const zb_opt *const sweep_run[] = {&opt_iters, &opt_warmup, &opt_check, &
                                           &opt_average, &opt_direct, NULL};
 const zb_opt_group zb_opts_sweep_run = {sweep_run, NULL};
 
+const zb_opt zb_opt_straggler_pct = {
+    "straggler-pct", 0, ZB_OPT_REAL, ZB_OPT_FIELD(straggler_pct), 0, 1e6,
+    "name the ranks whose figures deviate from the median rank by more than this % (percentages: points)"};
+
 const zb_opt zb_opt_model = {"model", 0, ZB_OPT_TEXT, ZB_OPT_FIELD(model), 0, 0,
                              "model profile (profiles/models/NAME.json)"};

@@ -71,6 +71,8 @@ extern const zb_opt_group zb_opts_sweep_range;
 extern const zb_opt_group zb_opts_sweep_run;
 /* --model, shared by gemm and step. */
 extern const zb_opt zb_opt_model;
+/* --straggler-pct, shared by the step and the collectives. */
+extern const zb_opt zb_opt_straggler_pct;
 extern const zb_opt zb_opt_minbytes, zb_opt_maxbytes, zb_opt_stepfactor;
 
 #ifdef __cplusplus

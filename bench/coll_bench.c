@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll_bench.h"
+#include "coll_ranks.h"
 #include "metrics.h"
 #include "row.h"
 
@@ -32,7 +33,7 @@ static zb_status check_step(zb_config *cfg, const zb_opt_seen *seen) {
     return ZB_OK;
 }
 
-static const zb_opt *const step_opts[] = {&opt_stepbytes, NULL};
+static const zb_opt *const step_opts[] = {&opt_stepbytes, &zb_opt_straggler_pct, NULL};
 static const zb_opt_group coll_step = {step_opts, check_step};
 const zb_opt_group *const zb_coll_opt_groups[] = {&zb_opts_sweep_range, &coll_step, &zb_opts_sweep_run, NULL};
 
@@ -87,11 +88,12 @@ static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
 }
 
 static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, void *host,
-                         coll_row *row) {
+                         coll_row *row, zb_coll_ranks *cr) {
     size_t e = zb_dtype_size(a->dtype);
     ZB_TRY(load_input(ctx, def, a, host));
     double local = 0.0;
     ZB_TRY(timed_loop(ctx, def, a, &local));
+    ZB_TRY(zb_coll_ranks_gather(cr, ctx, a->in_place ? 1 : 0, local * 1e6));
     ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
     row->algbw_gbps = zb_gbps((double)zb_coll_size_bytes(def, a->count, e, a->n_ranks), row->seconds);
     row->busbw_gbps = row->algbw_gbps * def->busbw_factor(a->n_ranks);
@@ -125,11 +127,11 @@ static int result_fields(zb_field *f, const coll_row *row, unsigned run, const c
 /* One size: out of place (a[0], rows[0]) and in place, and the direct MPI
  * time when --compare-direct timed it. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def, const zb_coll_args *a,
-                         const coll_row *rows, double direct_s) {
+                         const coll_row *rows, double direct_s, zb_coll_ranks *cr) {
     size_t e = zb_dtype_size(a[0].dtype);
     uint64_t size = zb_coll_size_bytes(def, a[0].count, e, a[0].n_ranks);
     const char *dtype = zb_dtype_name(a[0].dtype);
-    zb_field f[24] = {
+    zb_field f[32] = {
         {.key = "bench", .kind = ZB_FIELD_TEXT, .s = def->name},
         {.key = "size_bytes", .tables = 1, .header = "size", .unit = "B", .kind = ZB_FIELD_INT, .i = (int64_t)size},
         {.tables = 1, .header = "count", .unit = "elements", .kind = ZB_FIELD_INT, .i = (int64_t)(size / e)},
@@ -157,7 +159,12 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
         f[n++] = time;
         f[n++] = over;
     }
-    return zb_rows_add(out, f, n, 2);
+    const unsigned placement_runs[2] = {RUN_OUT, RUN_IN};
+    int k = 0;
+    ZB_TRY(zb_coll_ranks_fields(cr, ctx, size, placement_runs, &f[n], &k));
+    zb_status st = zb_rows_add(out, f, n + k, 2);
+    zb_coll_ranks_row_done(cr);
+    return st;
 }
 
 /* The sizes of the sweep, nccl-tests' way: -f multiplies, -i adds. */
@@ -167,7 +174,7 @@ static uint64_t next_size(const zb_config *cfg, uint64_t size) {
 }
 
 static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, void *buf_b, void *host,
-                       zb_rows *t, double *busbw_sum, int *n_rows) {
+                       zb_rows *t, double *busbw_sum, int *n_rows, zb_coll_ranks *cr) {
     const zb_config *cfg = ctx->cfg;
     size_t e = zb_dtype_size(cfg->dtype);
     for (uint64_t size = cfg->min_bytes; size <= cfg->max_bytes; size = next_size(cfg, size)) {
@@ -183,7 +190,7 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             x->in_place = ip == 1;
             x->seed = ZB_COLL_SEED + size;
             zb_coll_place(def, x, buf_a, buf_b);
-            ZB_TRY(run_one(ctx, def, x, host, &rows[ip]));
+            ZB_TRY(run_one(ctx, def, x, host, &rows[ip], cr));
             *busbw_sum += rows[ip].busbw_gbps;
             ++*n_rows;
             if (rows[ip].wrong > 0) ctx->wrong += rows[ip].wrong;
@@ -193,7 +200,7 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             ZB_TRY(zb_coll_direct_time(def, &a[0], cfg->iters, cfg->warmup_iters, &direct_s));
             ZB_TRY(zb_bench_reduce_time(ctx, direct_s, &direct_s));
         }
-        ZB_TRY(add_row(ctx, t, def, a, rows, direct_s));
+        ZB_TRY(add_row(ctx, t, def, a, rows, direct_s, cr));
         if (size == UINT64_MAX) break;
     }
     return ZB_OK;
@@ -209,24 +216,32 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
     if (cfg->compare_direct && !zb_dev_mem_is_host(ctx->dev)) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct calls MPI on host buffers: --backend cpu only");
     }
+    zb_coll_ranks cr; /* collective: before anything local can fail */
+    zb_status st = zb_coll_ranks_init(ctx, &cr);
+    if (st != ZB_OK) {
+        zb_coll_ranks_free(&cr);
+        return st;
+    }
     void *buf_a = NULL, *buf_b = NULL;
     size_t bytes = (size_t)cfg->max_bytes;
     void *host = malloc(bytes ? bytes : 1); /* staging for inputs and checks */
-    if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for a %zu-byte staging buffer", bytes);
-    zb_status st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_a);
+    if (!host) st = ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for a %zu-byte staging buffer", bytes);
+    if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_a);
     if (st == ZB_OK) st = zb_dev_alloc(ctx->dev, bytes, ZB_MEM_BENCH_BUFFER, &buf_b);
     zb_rows *t = st == ZB_OK ? zb_rows_new(ctx->report, 1) : NULL;
     double busbw_sum = 0.0;
     int n_rows = 0;
     if (st == ZB_OK && !t) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
-    if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, host, t, &busbw_sum, &n_rows);
+    if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, host, t, &busbw_sum, &n_rows, &cr);
     if (st == ZB_OK && ctx->out) {
         zb_rows_print(t, 0, ctx->out, "#");
         fprintf(ctx->out, "# Out of bounds values : %lld %s\n", (long long)ctx->wrong,
                 ctx->wrong ? "FAILED" : "OK");
         fprintf(ctx->out, "# Avg bus bandwidth    : %.3f GB/s\n",
                 n_rows ? busbw_sum / n_rows : 0.0);
+        zb_coll_ranks_print(&cr, ctx->out);
     }
+    zb_coll_ranks_free(&cr);
     zb_rows_free(t);
     zb_dev_free(ctx->dev, buf_b);
     zb_dev_free(ctx->dev, buf_a);

@@ -8,6 +8,7 @@
 
 #include "step.h"
 #include "step_trace.h"
+#include "test_hook.h"
 
 static void apply_overrides(const zb_config *cfg, zb_model_cfg *m) {
     if (cfg->layers) m->layers = (int)cfg->layers;
@@ -32,6 +33,7 @@ static zb_status make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     ZB_TRY(zb_model_cfg_validate(&ec->model));
     ec->recompute = cfg->recompute == 1;
     ec->prefetch_depth = (int)cfg->prefetch_depth;
+    ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &ec->test_delay_ms));
     zb_config_step_dtypes(cfg, ctx->backends.device->default_param_dtype, &ec->param_dtype, &ec->act_dtype,
                           &ec->grad_dtype);
     zb_adamw_cfg_default(&ec->opt);
@@ -94,17 +96,18 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     }
     zb_step_stats runs[8];
     int n_runs = 0;
-    for (int s = first_stage; s <= last_stage; s++) {
-        for (int i = 0; i < n_modes; i++) {
+    zb_status st = ZB_OK;
+    for (int s = first_stage; s <= last_stage && st == ZB_OK; s++) {
+        for (int i = 0; i < n_modes && st == ZB_OK; i++) {
             plan.engine.stage = s;
             plan.engine.mode = modes[i];
             zb_step_stats *r = &runs[n_runs++];
-            ZB_TRY(zb_step_run(ctx, &plan, r));
-            if (modes[i] == ZB_MODE_PREFETCH && i > 0) zb_step_compare(&runs[n_runs - 2], r);
+            st = zb_step_run(ctx, &plan, r);
+            if (st == ZB_OK && modes[i] == ZB_MODE_PREFETCH && i > 0) zb_step_compare(&runs[n_runs - 2], r);
         }
     }
-    zb_status st = zb_step_report(ctx, &plan, runs, n_runs);
-    for (int i = 0; i < n_runs; i++) zb_step_wait_free(&runs[i].wait);
+    if (st == ZB_OK) st = zb_step_report(ctx, &plan, runs, n_runs);
+    for (int i = 0; i < n_runs; i++) zb_step_stats_release(&runs[i]);
     return st;
 }
 
@@ -151,7 +154,7 @@ static const zb_opt *const step_opts[] = {
     &zb_opt_model, &opt_mode, &opt_stage, &opt_recompute, &opt_param_dtype, &opt_act_dtype,
     &opt_grad_reduce_dtype, &opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &opt_trace_steps,
     &opt_layers, &opt_dim, &opt_heads, &opt_kv_heads, &opt_head_dim, &opt_ffn_dim, &opt_vocab, &opt_seq,
-    &opt_batch, &opt_lr, &opt_seed, &opt_flops_causal, NULL};
+    &opt_batch, &opt_lr, &opt_seed, &opt_flops_causal, &zb_opt_straggler_pct, NULL};
 static const zb_opt_group step_group = {step_opts, zb_step_trace_check};
 static const zb_opt_group *const step_groups[] = {&step_group, NULL};
 

@@ -1,6 +1,8 @@
 /* The step benchmark's pieces: step.c plans the runs (one per ZeRO stage and
  * schedule) and checks the model fits, step_run.c runs one and measures it
- * from the trace, step_report.c prints the comparison and writes JSON. */
+ * from the trace, step_ranks.c gathers its per-rank figures, step_report.c
+ * prints the comparison and writes JSON, step_notes.c adds the per-rank
+ * figures, stragglers and readings (step_reading.c) to both. */
 #ifndef ZB_STEP_H
 #define ZB_STEP_H
 
@@ -45,8 +47,22 @@ typedef struct zb_step_stats {
     bool tracer_ran;
     zb_tracer_stats tracer;
     float loss_first, loss_last;
-    zb_step_wait_stats wait; /* waiting told apart from transfer (step_wait.h); per_rank freed by step.c */
+    /* Per rank, every rank holding all (step_ranks.c): rank r's median over
+     * the measured steps of its own step time, overlap, exposed comm,
+     * compute and comm time at per_rank[r * ZB_STEP_RANK_FIGS + k], k in
+     * zb_step_rank_keys order; NULL until measured (zb_step_stats_release
+     * frees it). The worst rank: lowest overlap, highest exposed comm. */
+    double *per_rank;
+    struct zb_rank_place *places; /* each rank's host and node (rank_report.h) */
+    int n_ranks;
+    double overlap_worst_pct, exposed_comm_worst_ms;
+    zb_step_wait_stats wait; /* waiting told apart from transfer (step_wait.h); zb_step_stats_release frees it */
 } zb_step_stats;
+
+#define ZB_STEP_RANK_FIGS 5
+enum { ZB_STEP_RANK_STEP, ZB_STEP_RANK_OVERLAP, ZB_STEP_RANK_EXPOSED, ZB_STEP_RANK_COMPUTE, ZB_STEP_RANK_COMM };
+/* The per-rank figures' JSON keys: step_time_ms, overlap_pct, ... */
+extern const char *const zb_step_rank_keys[ZB_STEP_RANK_FIGS];
 
 typedef struct zb_step_plan {
     zb_engine_cfg engine;
@@ -71,6 +87,14 @@ void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats
 
 /* Runs warm-up and measured steps of one configuration (collective). */
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);
+
+/* Collective: each rank's medians over its `steps` measured values of
+ * figs[k] (zb_step_rank_keys order), gathered to every rank into
+ * out->per_rank with the ranks' hosts and nodes (out->places), and the
+ * worst rank's overlap and exposed comm. */
+zb_status zb_step_gather_ranks(zb_bench_ctx *ctx, const double *const figs[ZB_STEP_RANK_FIGS], int steps,
+                               zb_step_stats *out);
+void zb_step_stats_release(zb_step_stats *s);
 
 /* Fills hidden_pct and compute_slowdown_pct of a prefetch run from the sync
  * run of the same stage (docs/design.md). */

@@ -9,6 +9,7 @@
 
 #include "row.h"
 #include "step.h"
+#include "step_notes.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -31,7 +32,7 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
 
 #define T_MAIN (1u << 0) /* the side-by-side comparison */
 #define T_MEM (1u << 1)  /* memory by tag and traffic */
-#define ROW_FIELDS 96
+#define ROW_FIELDS 112
 
 /* The tags the memory table shows: the step's own device memory, which the
  * ledger predicts; not the comm or bench buffers, nor host staging (host
@@ -108,7 +109,9 @@ static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stat
     n++;
     f[n++] = metric("overlap_pct", "overlap", "%", 1, r->overlap_pct);
     f[n++] = metric("overlap_min_pct", NULL, NULL, 0, r->overlap_min_pct);
+    f[n++] = metric("overlap_worst_pct", "worst", "%", 1, r->overlap_worst_pct); /* the worst rank's */
     f[n++] = metric("exposed_comm_ms", "exposed comm", "ms", 3, r->exposed_comm_ms);
+    f[n++] = metric("exposed_comm_worst_ms", "worst", "ms", 3, r->exposed_comm_worst_ms);
     /* exposed comm split: waiting for the last rank to arrive, and the rest (step_wait.h) */
     f[n++] = metric("exposed_wait_ms", "exp wait", "ms", 3, r->wait.measured ? r->wait.exposed_wait_ms : NAN);
     f[n++] = metric("exposed_transfer_ms", "exp xfer", "ms", 3, r->wait.measured ? r->wait.exposed_transfer_ms : NAN);
@@ -190,7 +193,15 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
     f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
     f[n++].na = NULL;
-    return zb_rows_add(out, f, n, 1);
+    /* Per-rank figures, stragglers and the stage's reading (step_notes.c). */
+    char reading[1024];
+    zb_step_stage_reading(ctx, runs, n_runs, r->stage, reading, sizeof reading);
+    zb_step_notes_json own;
+    int k = 0;
+    ZB_TRY(zb_step_notes_fields(ctx, r, reading, f + n, &k, &own));
+    zb_status st = zb_rows_add(out, f, n + k, 1);
+    zb_step_notes_json_free(&own);
+    return st;
 }
 
 static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs,
@@ -266,12 +277,12 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
             break;
         }
     }
+    zb_step_notes_print(f, ctx, runs, n_runs);
 }
 
 zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
     zb_rows *rows = zb_rows_new(ctx->report, 2);
-    if (!rows) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
-    zb_status st = ZB_OK;
+    zb_status st = rows ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
     for (int i = 0; i < n_runs && st == ZB_OK; i++) {
         st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
         json_t *run = zb_report_last_run(ctx->report);

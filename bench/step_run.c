@@ -4,7 +4,8 @@
  * the maximum over ranks, median over the measured steps (docs/design.md §6).
  * Overlap, exposed comm, compute and comm time come from the trace records
  * each step left on each rank (the comm stream's records are comm), medians
- * over steps and ranks. The device tracer's own losses (CUPTI's dropped
+ * over steps and ranks; per rank, each rank's own medians over steps
+ * (step_ranks.c). The device tracer's own losses (CUPTI's dropped
  * records, ...) are what the run added, summed over ranks. A NaN or
  * infinite loss stops the run. */
 #include <math.h>
@@ -18,6 +19,7 @@
 
 typedef struct per_step {
     double *step_ms;                   /* [steps], max over ranks */
+    double *local_ms;                  /* [steps] this rank's own step time */
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
     zb_step_wait_acc wait; /* arrival skew, wait and transfer (step_wait.h) */
 } per_step;
@@ -98,6 +100,7 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
          * so a long run's memory stays bounded. */
         if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
         ps->step_ms[m] = ms;
+        ps->local_ms[m] = local_ms;
         bool measured = ov.comm_ns >= 0;
         ps->overlap[m] = ov.overlap_pct;
         ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
@@ -163,6 +166,9 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     out->hfu_pct = zb_mfu_pct(plan->flops.hardware_flops, plan->tokens_global, t, n, ctx->peak_flops);
     out->hidden_pct = NAN;
     out->compute_slowdown_pct = NAN;
+    /* Each rank's own medians over its steps (per_rank), then those over all ranks. */
+    const double *const figs[ZB_STEP_RANK_FIGS] = {ps->local_ms, ps->overlap, ps->exposed, ps->compute, ps->comm};
+    ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
                              &out->overlap_min_pct));
     ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
@@ -216,13 +222,14 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
     out->mode = plan->engine.mode;
     int steps = (int)ctx->cfg->steps;
     per_step ps;
-    double *block = (double *)calloc(5 * (size_t)steps, sizeof(double));
+    double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
     if (!block) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
     ps.step_ms = block;
     ps.overlap = block + steps;
     ps.exposed = block + 2 * steps;
     ps.compute = block + 3 * steps;
     ps.comm = block + 4 * steps;
+    ps.local_ms = block + 5 * steps;
     zb_status wst = zb_step_wait_init(&ps.wait, steps);
     if (wst != ZB_OK) {
         free(block);

@@ -260,19 +260,30 @@ void zb_step_wait_json(const zb_step_wait_stats *s, json_t *run) {
         }
         json_object_set_new(metrics, "by_collective", by);
     }
-    json_t *ranks = json_array();
+    /* Per rank: into the run's per_rank entries (the per-rank figures), one
+     * added for a rank that has none. */
+    json_t *ranks = json_object_get(run, "per_rank");
+    if (!json_is_array(ranks)) {
+        ranks = json_array();
+        json_object_set_new(run, "per_rank", ranks);
+    }
     for (int r = 0; s->per_rank && r < s->n_ranks; r++) {
+        json_t *o = NULL;
+        for (size_t i = 0; i < json_array_size(ranks) && !o; i++) {
+            json_t *e = json_array_get(ranks, i);
+            if (json_integer_value(json_object_get(e, "rank")) == r && json_is_integer(json_object_get(e, "rank"))) o = e;
+        }
+        if (!o) {
+            o = json_pack("{s:i}", "rank", r);
+            json_array_append_new(ranks, o);
+        }
         const zb_wait_rank *w = &s->per_rank[r];
-        json_t *o = json_object();
-        json_object_set_new(o, "rank", json_integer(r));
         json_object_set_new(o, "wait_ms", zb_json_real_or_null(w->wait_ms));
         json_object_set_new(o, "transfer_ms", zb_json_real_or_null(w->transfer_ms));
         json_object_set_new(o, "exposed_wait_ms", zb_json_real_or_null(w->exposed_wait_ms));
         json_object_set_new(o, "exposed_transfer_ms", zb_json_real_or_null(w->exposed_transfer_ms));
         json_object_set_new(o, "last_arrival_pct", zb_json_real_or_null(w->last_arrival_pct));
-        json_array_append_new(ranks, o);
     }
-    json_object_set_new(run, "wait_per_rank", ranks);
 }
 
 void zb_step_wait_print(FILE *f, int stage, const char *mode, const zb_step_wait_stats *s) {

@@ -73,9 +73,10 @@ void zb_step_wait_free(zb_step_wait_stats *s);
 void zb_step_wait_print(FILE *f, int stage, const char *mode, const zb_step_wait_stats *s);
 
 /* The summary's JSON, into `run` (the step's JSON run): metrics.by_collective
- * {kind: {count_per_step, arrival_skew_ms, arrival_skew_max_ms, transfer_ms}}
- * and wait_per_rank [{rank, wait_ms, transfer_ms, exposed_wait_ms,
- * exposed_transfer_ms, last_arrival_pct}]. */
+ * {kind: {count_per_step, arrival_skew_ms, arrival_skew_max_ms, transfer_ms,
+ * transfer_min_ms}} and, in each entry of the run's per_rank array (the
+ * per-rank figures; an entry added for a rank without one), wait_ms,
+ * transfer_ms, exposed_wait_ms, exposed_transfer_ms, last_arrival_pct. */
 void zb_step_wait_json(const zb_step_wait_stats *s, json_t *run);
 
 #ifdef __cplusplus

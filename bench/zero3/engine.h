@@ -77,6 +77,7 @@ typedef struct zb_engine_cfg {
     zb_dtype grad_dtype;  /* gradients as reduced: ZB_DTYPE_F32 or ZB_DTYPE_BF16 */
     zb_dtype act_dtype;   /* activations (and params as read): float, or bf16
                              with param_dtype bf16 */
+    double test_delay_ms; /* test hook (harness/core/test_hook.h): compute added to each step; 0: none */
 } zb_engine_cfg;
 
 typedef struct zb_engine zb_engine;

@@ -105,6 +105,10 @@ typedef struct zb_device_backend {
     /* Why the gemm benchmark times this device in float only (its other
      * dtypes' GEMMs are references, not what a user would run); NULL: any. */
     const char *gemm_float_only_why;
+    /* Compute runs on the same cores as the comm's threads (MPI progress,
+     * stream threads): compute slowed under overlap is then those threads
+     * taking its cores, which the step's reading says. */
+    bool compute_shares_cores;
     /* Measures one core's peak fp32 GFLOP/s (for hardware profiles that ask
      * for a measured peak); *isa names the instructions used. */
     double (*peak_gflops_per_core)(double seconds, const char **isa);

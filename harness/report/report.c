@@ -269,6 +269,12 @@ static char *zb_join_key(const char *prefix, const char *key) {
     return s;
 }
 
+/* An array of objects (a run's per_rank, its stragglers) is a table of its
+ * own, and an empty array holds nothing: neither fits one CSV row. */
+static bool zb_csv_json_only(const json_t *v) {
+    return json_is_array(v) && (json_array_size(v) == 0 || json_is_object(json_array_get(v, 0)));
+}
+
 /* Adds every leaf of object `obj` to `flat` under "prefix.key" names,
  * recursing into nested objects. Returns ZB_OK or an error. */
 static zb_status zb_flatten(json_t *flat, const char *prefix, const json_t *obj, int depth) {
@@ -281,7 +287,9 @@ static zb_status zb_flatten(json_t *flat, const char *prefix, const json_t *obj,
         const char *col = prefix ? name : key;
         zb_status s = ZB_OK;
         if (!col) return ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory flattening a run");
-        if (json_is_object(val))
+        if (zb_csv_json_only(val))
+            ; /* a table of its own (per-rank figures): JSON only */
+        else if (json_is_object(val))
             s = zb_flatten(flat, col, val, depth + 1);
         else if (!json_object_get(flat, col) && json_object_set(flat, col, val) != 0)
             s = ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory flattening a run");

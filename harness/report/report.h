@@ -71,8 +71,10 @@ zb_status zb_report_write_json(const zb_report *r, const char *path);
  * Columns: the runs' top-level keys in first-seen order (a nested object
  * other than "metrics" flattened to "a.b" columns in its place), then one
  * "metrics.<key>" column per metrics key in first-seen order (nested objects
- * inside metrics flattened likewise, "metrics.a.b"). Cells: strings as is,
- * numbers as described above, true/false, arrays as compact JSON text, null
+ * inside metrics flattened likewise, "metrics.a.b"). Arrays of objects
+ * (per-rank figures, stragglers) and empty arrays are JSON only: no column.
+ * Cells: strings as is, numbers as described above, true/false, other
+ * arrays as compact JSON text, null
  * and missing keys as empty cells. A cell or header containing a comma,
  * a double quote, CR or LF is quoted per RFC 4180 (quotes doubled). Lines end
  * in "\n" (not RFC 4180's CRLF: the consumers are gnuplot, pandas and

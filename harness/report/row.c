@@ -68,6 +68,7 @@ void zb_field_cell_text(const zb_field *f, char *out, size_t n) {
     case ZB_FIELD_REAL: break;
     case ZB_FIELD_TEXT: snprintf(out, n, "%s", f->s ? f->s : ""); return;
     case ZB_FIELD_BOOL: snprintf(out, n, "%s", f->b ? "true" : "false"); return;
+    case ZB_FIELD_JSON: snprintf(out, n, "%s", ""); return;
     }
     double v = f->kind == ZB_FIELD_INT ? (double)f->i : f->d;
     if (f->div != 0) v /= f->div;
@@ -83,6 +84,7 @@ static json_t *json_value(const zb_field *f) {
     case ZB_FIELD_REAL: return zb_json_real_or_null(f->d);
     case ZB_FIELD_TEXT: return json_string(f->s ? f->s : "");
     case ZB_FIELD_BOOL: return json_boolean(f->b);
+    case ZB_FIELD_JSON: return f->j ? json_incref(f->j) : json_null();
     }
     return json_null();
 }

@@ -40,7 +40,10 @@
 extern "C" {
 #endif
 
-typedef enum zb_field_kind { ZB_FIELD_INT = 0, ZB_FIELD_REAL, ZB_FIELD_TEXT, ZB_FIELD_BOOL } zb_field_kind;
+/* ZB_FIELD_JSON: any JSON value (`j`, borrowed: each JSON run takes its own
+ * reference; NULL is JSON null), for arrays such as a run's per-rank
+ * figures; it shows in no table. */
+typedef enum zb_field_kind { ZB_FIELD_INT = 0, ZB_FIELD_REAL, ZB_FIELD_TEXT, ZB_FIELD_BOOL, ZB_FIELD_JSON } zb_field_kind;
 
 #define ZB_ROWS_MAX_TABLES 4
 
@@ -67,6 +70,7 @@ typedef struct zb_field {
     double d;           /* NaN and infinity are JSON null */
     const char *s;
     bool b;
+    json_t *j;
 } zb_field;
 
 typedef struct zb_rows zb_rows;

@@ -6,7 +6,7 @@
 # and each collective's last arrival; overlap, exposed comm, compute and comm
 # computed here from the exported slices per rank and measured step give the
 # reported figures (metrics, and per_rank when the JSON has it), and so do
-# the exposed wait and transfer (wait_per_rank); the default writes the
+# the exposed wait and transfer (per_rank entries); the default writes the
 # first 10 measured steps and says what it left out; --trace-steps A-B
 # writes those; bad --trace-steps values end with one line and exit 2.
 set -u
@@ -159,7 +159,7 @@ for r in res:
                       ("exposed_wait_ms", "exp_wait", tol), ("exposed_transfer_ms", "exp_xfer", tol)):
         mine = statistics.median(vals[k])
         check(m[key] is not None and abs(m[key] - mine) <= t, f"{mode} {key}: reported {m[key]}, from the trace {mine}")
-    for w in r["wait_per_rank"]:
+    for w in r["per_rank"]:
         p = w["rank"]
         for key, k in (("exposed_wait_ms", "exp_wait"), ("exposed_transfer_ms", "exp_xfer")):
             mine = statistics.median(per[p][k])
@@ -172,7 +172,7 @@ for r in res:
             if key in pr:
                 mine = statistics.median(per[p][k])
                 check(abs(pr[key] - mine) <= t, f"{mode} per_rank {p} {key}: reported {pr[key]}, from the trace {mine}")
-    check(len(r["wait_per_rank"]) == 2, "wait_per_rank has both ranks")
+    check(len(r["per_rank"]) == 2 and all("exposed_wait_ms" in w for w in r["per_rank"]), "per_rank: both ranks, with their wait figures")
     check(set(m["by_collective"]) == {"allgather", "reducescatter"}, f"{mode} by_collective {sorted(m['by_collective'])}")
 
 # ---- the default: the first 10 measured steps, what was left out said ----

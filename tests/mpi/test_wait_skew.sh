@@ -54,7 +54,7 @@ for r in runs:
         # (see the top): then only the per-rank split below is asserted.
         if quiet:
             check(k["transfer_ms"] < 0.5 * D, f"{mode} {kind}: transfer {k['transfer_ms']} ms with a {D} ms delay")
-    w = {x["rank"]: x for x in r["wait_per_rank"]}
+    w = {x["rank"]: x for x in r["per_rank"]}
     check(w[1]["last_arrival_pct"] > 50 and w[1]["last_arrival_pct"] > w[0]["last_arrival_pct"],
           f"{mode}: rank 1 arrives last ({w[1]['last_arrival_pct']} % vs {w[0]['last_arrival_pct']} %)")
     check(w[0]["exposed_wait_ms"] >= 0.6 * D * (n_coll - 1), f"{mode}: rank 0 exposed wait {w[0]['exposed_wait_ms']} ms over {n_coll} collectives")
@@ -74,7 +74,7 @@ finish()
 PY
 
 # A bad hook value: one line naming the variable, exit 2.
-for v in abc 1 1:0 1:-5 x:5 1:99999 -1:5 "1: 5"; do
+for v in abc 1 1:0 1:-5 x:5 1:99999 -1:5 1:5x; do
   ZB_TEST_DELAY_COMM="$v" "$ZB" --steps 1 >"$tmp/bad.out" 2>"$tmp/bad.err"
   check [ $? -eq 2 ]
   check [ "$(wc -l <"$tmp/bad.err")" -eq 1 ]

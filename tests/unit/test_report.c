@@ -196,6 +196,18 @@ static void test_write_csv(void) {
     free(text);
     zb_report_free(r);
 
+    /* Arrays of objects (per_rank) and empty arrays (no stragglers) are
+     * JSON only: no column; a scalar array stays a cell. */
+    r = zb_report_new();
+    zb_report_add_run(r, json_pack("{s:i, s:[{s:i}], s:[], s:[i], s:{s:f}}", "ranks", 2, "per_rank", "rank", 0,
+                                   "stragglers", "dims", 4, "metrics", "overlap_worst_pct", 42.0));
+    ZB_CHECK_OK(zb_report_write_csv(r, path));
+    text = slurp(path);
+    ZB_CHECK_MSG(text && strcmp(text, "ranks,dims,metrics.overlap_worst_pct\n2,[4],42.0\n") == 0, "CSV: %s",
+                 text ? text : "(null)");
+    free(text);
+    zb_report_free(r);
+
     /* No runs: an empty file. */
     r = zb_report_new();
     ZB_CHECK_OK(zb_report_write_csv(r, path));

@@ -117,6 +117,7 @@ static bool json_matches(const json_t *v, const zb_field *f) {
     case ZB_FIELD_REAL: return json_is_real(v) && json_real_value(v) == f->d;
     case ZB_FIELD_TEXT: return json_is_string(v) && !strcmp(json_string_value(v), f->s);
     case ZB_FIELD_BOOL: return json_is_boolean(v) && json_is_true(v) == f->b;
+    case ZB_FIELD_JSON: return f->j ? json_equal(v, f->j) : json_is_null(v);
     }
     return false;
 }
@@ -257,7 +258,36 @@ static void test_bad_rows(void) {
     ZB_CHECK(zb_rows_new(NULL, ZB_ROWS_MAX_TABLES + 1) == NULL);
 }
 
+/* A JSON field (per-rank arrays): in every JSON run as the same value, with
+ * the caller's reference untouched, in no table; NULL is JSON null. */
+static void test_json_field(void) {
+    zb_report *rep = zb_report_new();
+    zb_rows *rows = zb_rows_new(rep, 1);
+    json_t *arr = json_pack("[{s:i, s:f}]", "rank", 0, "time_us", 1.5);
+    zb_field f[] = {
+        {.key = "size_bytes", .tables = 1, .header = "size", .kind = ZB_FIELD_INT, .i = 8},
+        {.key = "per_rank", .kind = ZB_FIELD_JSON, .j = arr},
+        {.key = "none", .kind = ZB_FIELD_JSON, .j = NULL},
+    };
+    ZB_CHECK_OK(zb_rows_add(rows, f, 3, 2));
+    ZB_CHECK(zb_report_n_runs(rep) == 2);
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *run = zb_report_run(rep, i);
+        ZB_CHECK(json_equal(json_object_get(run, "per_rank"), arr));
+        ZB_CHECK(json_is_null(json_object_get(run, "none")));
+    }
+    ZB_CHECK(arr->refcount == 3); /* ours and one per run */
+    char cell[16] = "x";
+    zb_field_cell_text(&f[1], cell, sizeof cell);
+    ZB_CHECK(cell[0] == '\0');
+    zb_rows_free(rows);
+    zb_report_free(rep);
+    ZB_CHECK(arr->refcount == 1);
+    json_decref(arr);
+}
+
 int main(void) {
+    test_json_field();
     test_description();
     test_exact_text();
     test_bad_rows();

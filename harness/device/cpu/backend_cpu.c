@@ -52,5 +52,6 @@ const zb_device_backend zb_device_backend_cpu = {
     .gemm_direct_name = "direct BLAS",
     .gemm_direct_time = cpu_gemm_direct_time,
     .gemm_float_only_why = "its bf16 GEMM widens to float first",
+    .compute_shares_cores = true, /* the kernels, BLAS and MPI's threads all run on the host's cores */
     .peak_gflops_per_core = zb_cpu_peak_gflops_per_core,
 };

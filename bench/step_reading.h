@@ -1,0 +1,36 @@
+/* The reading under the step's table: one or two sentences built from a
+ * stage's figures, saying what they mean (docs/design.md §6, "Reading").
+ * Pure: the same figures always give the same text, no I/O. */
+#ifndef ZB_STEP_READING_H
+#define ZB_STEP_READING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Below this prefetch overlap (%), the reading says nothing overlapped. */
+#define ZB_READING_NO_OVERLAP_PCT 1.0
+/* Above this compute slowdown (%), a backend whose compute and comm share
+ * cores gets the second sentence saying so. */
+#define ZB_READING_SLOWDOWN_PCT 1.0
+
+/* One schedule's figures (ms, %); NaN: not measured. */
+typedef struct zb_reading_figures {
+    double step_ms, overlap_pct, exposed_comm_ms, compute_ms, comm_ms;
+} zb_reading_figures;
+
+/* Writes the reading of one stage into out (always NUL-terminated; at most
+ * n bytes) and returns its length. sync or prefetch may be NULL (a run of
+ * one schedule); with both, hidden_pct and slowdown_pct are the prefetch
+ * run's (zb_step_compare; NaN when not measured). shares_cores: compute and
+ * communication run on the same cores (the device backend says so). */
+size_t zb_step_reading(const zb_reading_figures *sync, const zb_reading_figures *prefetch, double hidden_pct,
+                       double slowdown_pct, bool shares_cores, char *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
