@@ -46,12 +46,18 @@ typedef struct zb_bench_ctx {
     FILE *out;               /* rank 0: stdout; other ranks: NULL */
     int64_t wrong;           /* wrong elements over all checks, all ranks */
     const zb_clock_sync *clock_sync; /* every rank's clock offset to rank 0's (NULL: none) */
+    /* The data-parallel world the benchmarks run over: the job's ranks and
+     * nodes, or, on a simulated backend, the cluster its comm models
+     * (world_ranks = comm->n_ranks). */
+    bool simulated;
+    int world_ranks, world_nodes;
 } zb_bench_ctx;
 
 /* zb_bench.flags */
 enum {
     ZB_BENCH_ALWAYS_TRACE = 1u << 0, /* traces every op even without --trace (measures from the trace) */
     ZB_BENCH_SWEEP_HEADER = 1u << 1, /* the header prints the sweep line (dtype, iters, warmup, ...) */
+    ZB_BENCH_NODE_LIST = 1u << 2,    /* takes a list of node counts, --nodes 1,2,4 (a simulated backend) */
 };
 
 /* A benchmark: everything the CLI and main need to know about a command. */

@@ -1,6 +1,7 @@
 /* The run configuration's defaults (bench_config.h). */
 #include "bench_config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void zb_config_defaults(zb_config *cfg) {
@@ -17,6 +18,7 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->dtype = ZB_DTYPE_F32;
     cfg->average = ZB_AVERAGE_MEAN;
     cfg->malloc_keep = true;
+    snprintf(cfg->blas_core, sizeof cfg->blas_core, "auto");
     cfg->gpu_trace = true;
     cfg->timeout_s = 300.0;
     cfg->straggler_pct = 10.0; /* ZB_STRAGGLER_PCT_DEFAULT */

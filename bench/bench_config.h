@@ -44,6 +44,13 @@ typedef enum zb_average {
  * device: zb_config_step_dtypes). */
 #define ZB_DTYPE_UNSET ((zb_dtype)-1)
 
+/* A flag's comma-separated integers (--nodes 1,2,4). */
+#define ZB_MAX_INT_LIST 16
+typedef struct zb_int_list {
+    int n;
+    int64_t v[ZB_MAX_INT_LIST];
+} zb_int_list;
+
 typedef struct zb_config {
     zb_command command;
     bool help;
@@ -89,10 +96,12 @@ typedef struct zb_config {
     double peak_gflops; /* 0 = from the profile, or measured on cpu */
     int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
     bool malloc_keep;   /* keep freed memory in glibc (harness/cli/main.c) */
+    char blas_core[32]; /* auto | keep | an OpenBLAS core (harness/control/blas_core.h) */
     bool gpu_trace;     /* CUPTI on cuda (off: trace metrics not measured) */
 
     /* launch */
-    int64_t nodes, gpus_per_node;
+    int64_t nodes, gpus_per_node; /* nodes: the first of nodes_list */
+    zb_int_list nodes_list;       /* --nodes as given: one count, or several (scale) */
     char hostfile[ZB_PATH_MAX];
     bool emulate_nodes;
     double timeout_s;

@@ -7,6 +7,7 @@
 
 #define ZB_BENCH_LIST(X)            \
     X(STEP, step)                   \
+    X(SCALE, scale)                 \
     X(ALLGATHER, allgather)         \
     X(REDUCESCATTER, reducescatter) \
     X(ALLREDUCE, allreduce)         \

@@ -32,6 +32,7 @@ typedef enum zb_opt_kind {
     ZB_OPT_DTYPE,  /* zb_dtype */
     ZB_OPT_SHAPE,  /* appends MxNxK to cfg->shapes (repeatable) */
     ZB_OPT_CHOICE, /* int: the index of the value in `choices` */
+    ZB_OPT_INT_LIST, /* zb_int_list: N or N1,N2,... each an integer in [min, max] */
 } zb_opt_kind;
 
 typedef struct zb_opt {

@@ -29,6 +29,7 @@ typedef struct zb_step_stats {
     double exposed_comm_ms, compute_ms, comm_ms;
     double hidden_pct, compute_slowdown_pct;  /* prefetch vs sync; NaN otherwise */
     size_t peak_bytes, peak_tag_bytes[ZB_MEM_TAG_COUNT];
+    double mem_per_rank_bytes; /* what a rank may use (zb_step_memory_per_rank): fits when peak_bytes <= it */
     size_t expected_tag_bytes[ZB_MEM_TAG_COUNT];
     uint64_t comm_bytes_per_step, comm_bytes_formula;
     /* GPU only (device_view): the pool's reserved high-water mark, the
@@ -66,15 +67,34 @@ extern const char *const zb_step_rank_keys[ZB_STEP_RANK_FIGS];
 
 typedef struct zb_step_plan {
     zb_engine_cfg engine;
-    const char *model_name;
+    /* The model as reports name it: the profile, plus the shape flags given
+     * ("tiny+dim=512,layers=4"), or "custom" when all of them were. */
+    char model_label[192];
     double tokens_global;    /* per step, all ranks */
     zb_flops_breakdown flops; /* per token */
     zb_flops_convention convention;
 } zb_step_plan;
 
+/* The plan of the step's runs from the flags and the model profile, for
+ * ctx->world_ranks ranks (step.c). */
+zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan);
+/* ZB_ERR_INVALID when a unit has fewer parameters than world_ranks. */
+zb_status zb_step_check_units(const zb_bench_ctx *ctx, const zb_step_plan *plan);
+/* The memory one rank may use: the profile's, or on cpu the node's / ranks. */
+double zb_step_memory_per_rank(const zb_bench_ctx *ctx);
+/* The step's model and run options (--model ... --flops), which scale
+ * shares; and the dtype its FLOP peak is taken in. */
+extern const zb_opt_group zb_step_model_group;
+zb_dtype zb_step_peak_dtype(const zb_config *cfg, zb_dtype device_default);
+
 /* How many of n_ranks ranks name the same device as `rank` does: ids holds
  * each rank's zb_dev_mem_view.device_id, id_bytes apart. An empty id is
  * unknown and shares with no one: 1. */
+/* The model label of a run of `profile` with the shape flags of `cfg`
+ * (the nonzero ones of layers ... batch): "profile" when none is given,
+ * "profile+flag=value,..." in flag-name order, "custom" when every one is. */
+void zb_step_model_label(const char *profile, const zb_config *cfg, char *out, size_t n);
+
 int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank);
 
 /* The device tracer's counts so far: true when a tracer runs and reports

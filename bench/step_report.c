@@ -32,7 +32,7 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
 
 #define T_MAIN (1u << 0) /* the side-by-side comparison */
 #define T_MEM (1u << 1)  /* memory by tag and traffic */
-#define ROW_FIELDS 112
+#define ROW_FIELDS 128
 
 /* The tags the memory table shows: the step's own device memory, which the
  * ledger predicts; not the comm or bench buffers, nor host staging (host
@@ -70,9 +70,10 @@ static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_p
                         .kind = ZB_FIELD_TEXT, .s = mode_name(r->mode)};
     f[n++] = (zb_field){.key = "stage", .tables = T_MAIN | T_MEM, .header = "stage", .at = 1, .kind = ZB_FIELD_INT,
                         .i = r->stage};
-    f[n++] = json_int("ranks", NULL, false, ctx->topo.n_ranks);
-    f[n++] = json_int("nodes", NULL, false, ctx->topo.n_nodes);
-    f[n++] = json_text("model", plan->model_name);
+    f[n++] = json_int("ranks", NULL, false, ctx->world_ranks);
+    f[n++] = json_int("nodes", NULL, false, ctx->world_nodes);
+    f[n++] = (zb_field){.key = "simulated", .kind = ZB_FIELD_BOOL, .b = ctx->simulated};
+    f[n++] = json_text("model", plan->model_label);
     f[n++] = json_text("dtype", zb_dtype_name(e->act_dtype));
     f[n++] = json_text("act_dtype", zb_dtype_name(e->act_dtype));
     f[n++] = json_text("param_dtype", zb_dtype_name(e->param_dtype));
@@ -129,6 +130,8 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
     int n = 0;
     f[n++] = (zb_field){.key = "peak_mem_bytes", .metric = true, .tables = T_MAIN, .header = "peak mem",
                         .unit = "MiB", .div = MIB, .decimals = 2, .kind = ZB_FIELD_INT, .i = (int64_t)r->peak_bytes};
+    f[n++] = (zb_field){.key = "fits", .metric = true, .kind = ZB_FIELD_BOOL,
+                        .b = (double)r->peak_bytes <= r->mem_per_rank_bytes};
     bool ledger_ok = true;
     for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
         const char *tag = zb_mem_tag_name((zb_mem_tag)k);
@@ -192,7 +195,7 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     n += tracer_fields(f + n, r);
     f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
     f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
-    f[n++].na = NULL;
+    f[n++].na = ctx->simulated ? "n/a" : NULL; /* the sim computes none: JSON null */
     /* Per-rank figures, stragglers and the stage's reading (step_notes.c). */
     char reading[1024];
     zb_step_stage_reading(ctx, runs, n_runs, r->stage, reading, sizeof reading);
@@ -210,7 +213,7 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     const zb_model_cfg *m = &plan->engine.model;
     fprintf(f, "# model %s: %d layers, dim %d, heads %d/%d kv, head dim %d, ffn %d, vocab %d, seq %d, "
                "micro-batch %d per rank; %.4g M parameters\n",
-            plan->model_name, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
+            plan->model_label, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
             m->seq, m->batch, zb_model_total_params(m) / 1e6);
     fprintf(f, "# %d measured steps after %lld warm-up; recompute %s; prefetch depth %d; AdamW lr %g; "
                "params %s, activations %s (fp32 math), gradients reduced in %s, fp32 master weights and AdamW "
@@ -221,6 +224,11 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     fprintf(f, "# MFU: %.4g model FLOPs per token (%s attention convention) against %.4g GFLOP/s per rank (%s)\n",
             plan->flops.model_flops, zb_flops_convention_name(plan->convention), ctx->peak_flops / 1e9,
             ctx->peak_source);
+    if (ctx->simulated) {
+        fprintf(f, "# SIMULATED step: virtual time from the cost model and the %s profile (docs/design.md §6), "
+                   "%d ranks on %d node(s) modelled in one process; the loss is not computed (n/a)\n",
+                ctx->hw.name, ctx->world_ranks, ctx->world_nodes);
+    }
     fprintf(f, "# step time: median over steps of the max over ranks; overlap = |comm ∩ compute| / |comm| "
                "from the trace; hidden = (T_sync - T_prefetch) / exposed comm of sync\n");
     fprintf(f, "# exp wait: exposed comm spent waiting for the last rank to reach a collective; exp xfer: the "

@@ -58,9 +58,11 @@ static zb_status median_over_ranks(const zb_bench_ctx *ctx, const double *mine, 
 static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, int s, int total, float loss,
                      double ms, bool warmup) {
     if (ctx->topo.rank != 0) return;
-    fprintf(stderr, "step %3d/%d  stage %d %-8s loss %.4f  time %9.3f ms%s\n", s + 1, total,
-            plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch", (double)loss, ms,
-            warmup ? "  (warm-up)" : "");
+    char loss_text[32] = "n/a";
+    if (!ctx->simulated) snprintf(loss_text, sizeof loss_text, "%.4f", (double)loss);
+    fprintf(stderr, "step %3d/%d  stage %d %-8s loss %s  time %9.3f ms%s%s\n", s + 1, total, plan->engine.stage,
+            plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch", loss_text, ms, warmup ? "  (warm-up)" : "",
+            ctx->simulated ? "  (simulated)" : "");
 }
 
 static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, per_step *ps,
@@ -80,8 +82,9 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
         double local_ms = (double)(r.end_ns - r.start_ns) / 1e6, ms = 0;
         ZB_TRY(zb_mpi_allreduce_bounded(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
                                         "taking the step's maximum time", cfg->timeout_s));
+        if (ctx->simulated) loss = NAN; /* no data: never a number */
         progress(ctx, plan, s, total, loss, ms, s < warm);
-        if (!isfinite(loss)) {
+        if (!ctx->simulated && !isfinite(loss)) {
             return ZB_FAIL(ZB_ERR_WRONG, "the loss is %g at step %d (stage %d, %s): stopping", (double)loss,
                            s + 1, plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch");
         }
@@ -155,7 +158,7 @@ static zb_status tracer_window(zb_bench_ctx *ctx, bool ran, const zb_tracer_stat
 }
 
 static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
-    int steps = (int)ctx->cfg->steps, n = ctx->topo.n_ranks;
+    int steps = (int)ctx->cfg->steps, n = ctx->world_ranks;
     out->steps = steps;
     out->step_min_ms = zb_min(ps->step_ms, (size_t)steps);
     out->step_max_ms = zb_max(ps->step_ms, (size_t)steps);
@@ -246,6 +249,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         zb_mem_stats mem;
         ctx->dev->ops->mem_stats(ctx->dev, &mem);
         out->peak_bytes = mem.peak_total_bytes;
+        out->mem_per_rank_bytes = zb_step_memory_per_rank(ctx);
         memcpy(out->peak_tag_bytes, mem.peak_bytes, sizeof out->peak_tag_bytes);
         zb_engine_expected_peaks(e, out->expected_tag_bytes);
         out->comm_bytes_formula = zb_engine_expected_comm_bytes(e);

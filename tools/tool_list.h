@@ -4,6 +4,8 @@
 #ifndef ZB_TOOL_LIST_H
 #define ZB_TOOL_LIST_H
 
-#define ZB_TOOL_LIST(X)
+#define ZB_TOOL_LIST(X) \
+    X(compare) \
+    X(accept)
 
 #endif

@@ -85,7 +85,7 @@ typedef struct zb_engine zb_engine;
 /* What one step left behind on this rank. */
 typedef struct zb_step_result {
     float loss;              /* this rank's mean loss over its B*T tokens */
-    int64_t start_ns, end_ns; /* host clock around issue ... all streams done */
+    int64_t start_ns, end_ns; /* device clock (zb_dev_now_ns) around issue ... all streams done */
     uint64_t sent_bytes;     /* by the comm-volume formula, all collectives */
 } zb_step_result;
 

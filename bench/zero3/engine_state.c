@@ -69,6 +69,9 @@ static zb_status upload(zb_engine *e, int u, void *dst, zb_dtype dt, const float
 /* Writes elements [begin, begin + count) of unit u's initial values to the
  * device buffer dst of dtype dt, through a host staging buffer. */
 static zb_status init_range(zb_engine *e, int u, void *dst, zb_dtype dt, size_t begin, size_t count) {
+    /* A device without data (the sim) has nothing to initialize, and the
+     * host-side values would cost time per parameter at any model size. */
+    if (!zb_dev_holds_data(e->dev)) return ZB_OK;
     float *host = (float *)malloc(count * sizeof(float) + 1);
     if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory initializing unit %d", u);
     zb_model_init_unit(&e->cfg.model, u, host, begin, begin + count);
@@ -85,6 +88,7 @@ static zb_status zero(zb_engine *e, float *dst, size_t n, int u) {
 /* Zeroes n elements of dtype dt (bf16 through the host: fill is fp32). */
 static zb_status zero_dt(zb_engine *e, void *dst, zb_dtype dt, size_t n, int u) {
     if (dt == ZB_DTYPE_F32) return zero(e, (float *)dst, n, u);
+    if (!zb_dev_holds_data(e->dev)) return ZB_OK; /* as init_range */
     float *host = (float *)calloc(n + 1, sizeof(float));
     if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory zeroing unit %d", u);
     zb_status st = upload(e, u, dst, dt, host, n);

@@ -311,7 +311,7 @@ static uint64_t total_sent(const zb_comm *c) {
 
 zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out) {
     uint64_t sent_before = total_sent(e->comm);
-    out->start_ns = zb_now_ns();
+    out->start_ns = zb_dev_now_ns(e->dev); /* the device's clock: virtual on the sim */
     zb_status st = issue_step(e, step);
     /* Drain both streams even after an issue error, so nothing runs on.
      * The comm stream first, through the comm's bounded wait: a stuck
@@ -321,7 +321,7 @@ zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out) {
     if (st == ZB_OK) st = st_m;
     zb_status st_c = ops(e)->stream_sync(e->cs);
     if (st == ZB_OK) st = st_c;
-    out->end_ns = zb_now_ns();
+    out->end_ns = zb_dev_now_ns(e->dev);
     out->loss = e->loss_host;
     out->sent_bytes = total_sent(e->comm) - sent_before;
     return st;

@@ -68,6 +68,11 @@ static zb_status resolve_comm(const char *flag, zb_backends *out) {
         return ZB_FAIL(ZB_ERR_INVALID, "--comm %s: needs --backend %s (this run uses --backend %s)",
                        c->name, c->device_only, out->device->name);
     }
+    if (out->device->simulated && !c->device_only) {
+        /* A device that holds no data runs only the comm made for it. */
+        return ZB_FAIL(ZB_ERR_INVALID, "--comm %s with --backend %s: the simulated device holds no data; use "
+                       "--comm %s (or auto)", c->name, out->device->name, out->device->default_comm);
+    }
     if (c->not_built) return ZB_FAIL(ZB_ERR_INVALID, "--comm %s: %s", c->name, c->not_built);
     out->comm = c;
     return ZB_OK;
@@ -114,7 +119,7 @@ bool zb_backends_tracer_wanted(const zb_device_backend *d, const zb_trace *t, bo
     return d->tracer_start && zb_trace_wanted(t) && device_trace;
 }
 
-zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s,
+zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, const zb_comm_config *cc,
                              bool device_trace, zb_device **dev, zb_stream **compute,
                              zb_stream **comm_stream, zb_comm **comm) {
     const zb_device_backend *d = b->device;
@@ -132,8 +137,7 @@ zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double 
     ZB_TRY((*dev)->ops->stream_create(*dev, "compute", compute));
     ZB_TRY((*dev)->ops->stream_create(*dev, "comm", comm_stream));
     zb_stream *streams[2] = {*comm_stream, *compute};
-    zb_comm_config cc = {timeout_s};
-    return b->comm->create(*dev, streams, 2, &cc, comm);
+    return b->comm->create(*dev, streams, 2, cc, comm);
 }
 
 bool zb_backends_traced(const zb_backends *b) {

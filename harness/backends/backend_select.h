@@ -49,10 +49,10 @@ zb_status zb_device_create(const char *backend, const zb_device_config *cfg, zb_
 bool zb_backends_tracer_wanted(const zb_device_backend *d, const zb_trace *t, bool device_trace);
 
 /* Creates the device (streams "compute" and "comm") and the comm over both
- * streams (collective). Starts the device's tracer first when
+ * streams (collective), the comm with `cc`. Starts the device's tracer first when
  * zb_backends_tracer_wanted (a failure only turns trace metrics off, with
  * b->note saying why). */
-zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, double timeout_s,
+zb_status zb_backends_create(zb_backends *b, const zb_device_config *dc, const zb_comm_config *cc,
                              bool device_trace, zb_device **dev, zb_stream **compute,
                              zb_stream **comm_stream, zb_comm **comm);
 

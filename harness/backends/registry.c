@@ -9,11 +9,13 @@
  * backend_<name>.c defines (device_backend.h, comm_backend.h). */
 #define ZB_DEVICE_BACKEND_LIST(X) \
     X(cpu)                        \
-    X(cuda)
+    X(cuda)                       \
+    X(sim)
 
 #define ZB_COMM_BACKEND_LIST(X) \
     X(mpi)                      \
-    X(nccl)
+    X(nccl)                     \
+    X(sim)
 
 #define ZB_DEVICE_DECLARE(name) extern const zb_device_backend zb_device_backend_##name;
 #define ZB_COMM_DECLARE(name) extern const zb_comm_backend zb_comm_backend_##name;

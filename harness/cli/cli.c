@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "blas_core.h"
 #include "parse.h"
 #include "registry.h"
 #include "tool.h"
@@ -33,9 +34,14 @@ static const opt_spec opt_common[] = {
     {"threads", 0, ZB_OPT_INT, F(threads), 1, 4096, "BLAS threads per rank (default: cores / ranks per node)"},
     {"malloc-keep", 0, ZB_OPT_ONOFF, F(malloc_keep), 0, 0,
      "on: glibc keeps freed memory (no mmap for big blocks, no trim), off: glibc defaults"},
+    {"blas-core", 0, ZB_OPT_TEXT, F(blas_core), 0, 0,
+     "OpenBLAS kernels: auto (the strongest the CPU supports when OpenBLAS chose weaker), keep, or a core "
+     "name (SkylakeX, Haswell, Prescott, ...); OPENBLAS_CORETYPE set by the user wins"},
     {"gpu-trace", 0, ZB_OPT_ONOFF, F(gpu_trace), 0, 0,
      "on: trace GPU work with CUPTI (cuda); off: no tracer, trace metrics not measured (to see its overhead)"},
-    {"nodes", 0, ZB_OPT_INT, F(nodes), 1, 1e6, "nodes; outside MPI zerobench relaunches itself with mpirun"},
+    {"nodes", 0, ZB_OPT_INT_LIST, F(nodes_list), 1, 1e6,
+     "nodes; outside MPI zerobench relaunches itself with mpirun (--backend sim: the nodes it models; scale: a "
+     "list, 1,2,4)"},
     {"gpus-per-node", 0, ZB_OPT_INT, F(gpus_per_node), 1, 1024, "ranks per node (GPUs on cuda)"},
     {"hostfile", 0, ZB_OPT_TEXT, F(hostfile), 0, 0, "hostfile passed to mpirun"},
     {"emulate-nodes", 0, ZB_OPT_FLAG, F(emulate_nodes), 0, 0,
@@ -159,6 +165,32 @@ static zb_status set_number(const opt_spec *o, const char *value, zb_config *cfg
     return ZB_OK;
 }
 
+/* N or N1,N2,...: each an integer in [min, max], at most ZB_MAX_INT_LIST. */
+static zb_status set_int_list(const opt_spec *o, const char *value, zb_int_list *out) {
+    char accepted[160], item[32];
+    snprintf(accepted, sizeof accepted, "expected an integer from %.0f to %.0f, or a comma-separated list of "
+             "at most %d such", o->min, o->max, ZB_MAX_INT_LIST);
+    zb_int_list l;
+    memset(&l, 0, sizeof l);
+    const char *p = value;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        int64_t v;
+        if (n == 0 || n >= sizeof item || l.n == ZB_MAX_INT_LIST) return bad_value(o, value, accepted);
+        memcpy(item, p, n);
+        item[n] = '\0';
+        if (zb_parse_int64(item, &v) != ZB_OK || (double)v < o->min || (double)v > o->max) {
+            return bad_value(o, value, accepted);
+        }
+        l.v[l.n++] = v;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    *out = l;
+    return ZB_OK;
+}
+
 /* Stores the index of `value` in o->choices ("a|b|c") as an int. */
 static zb_status set_choice(const opt_spec *o, const char *value, char *field) {
     const char *p = o->choices;
@@ -221,6 +253,7 @@ static zb_status set_value(const opt_spec *o, const char *value, zb_config *cfg)
         return ZB_OK;
     case ZB_OPT_FLAG: *(bool *)field = true; return ZB_OK;
     case ZB_OPT_CHOICE: return set_choice(o, value, field);
+    case ZB_OPT_INT_LIST: return set_int_list(o, value, (zb_int_list *)field);
     }
     return ZB_FAIL(ZB_ERR_INTERNAL, "unhandled option kind");
 }
@@ -261,10 +294,15 @@ static zb_status next_option(int argc, char *const *argv, int *i, const opt_spec
 /* Checks between flags, once all are read: the benchmark's groups', then
  * its own, then those of the options every command takes. */
 static zb_status check_combination(zb_config *cfg, const zb_bench *bench, const zb_opt_seen *seen) {
+    cfg->nodes = cfg->nodes_list.n > 0 ? cfg->nodes_list.v[0] : 0;
     for (const zb_opt_group *const *g = bench->groups; g && *g; g++) {
         if ((*g)->check) ZB_TRY((*g)->check(cfg, seen));
     }
     if (bench->check) ZB_TRY(bench->check(cfg, seen));
+    if (cfg->nodes_list.n > 1 && !(bench->flags & ZB_BENCH_NODE_LIST)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--nodes: a list of %d node counts is taken by the scale command only; "
+                       "%s takes one", cfg->nodes_list.n, zb_command_name(cfg->command));
+    }
     if (cfg->emulate_nodes && cfg->nodes == 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "--emulate-nodes needs --nodes N");
     }
@@ -334,6 +372,9 @@ zb_status zb_cli_parse(int argc, char *const *argv, zb_config *cfg) {
         note_given(&seen, o);
     }
     if (cfg->help) return ZB_OK;
+    zb_blas_core_mode core_mode;
+    const char *core_name;
+    ZB_TRY(zb_blas_core_parse(cfg->blas_core, &core_mode, &core_name));
     return check_combination(cfg, bench, &seen);
 }
 

@@ -33,9 +33,13 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     json_object_set_new(o, "hw", cfg->hw[0] ? json_string(cfg->hw) : json_null());
     json_object_set_new(o, "peak_gflops", json_real(cfg->peak_gflops));
     json_object_set_new(o, "threads", json_integer((json_int_t)cfg->threads));
+    json_object_set_new(o, "blas_core", json_string(cfg->blas_core));
     json_object_set_new(o, "malloc_keep", json_boolean(cfg->malloc_keep));
     json_object_set_new(o, "gpu_trace", json_boolean(cfg->gpu_trace));
     json_object_set_new(o, "nodes", json_integer((json_int_t)cfg->nodes));
+    json_t *counts = json_array(); /* --nodes as given: several for scale */
+    for (int i = 0; i < cfg->nodes_list.n; i++) json_array_append_new(counts, json_integer((json_int_t)cfg->nodes_list.v[i]));
+    json_object_set_new(o, "nodes_list", counts);
     json_object_set_new(o, "gpus_per_node", json_integer((json_int_t)cfg->gpus_per_node));
     json_object_set_new(o, "hostfile", json_string(cfg->hostfile));
     json_object_set_new(o, "emulate_nodes", json_boolean(cfg->emulate_nodes));

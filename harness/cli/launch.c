@@ -138,8 +138,10 @@ static zb_status zb_launch_check_opts(const zb_launch_opts *o, int self_argc, ch
 extern char **environ;
 
 /* Open MPI starts remote ranks with its own environment: forward the
- * variables that change what is measured (every NCCL_*, and ZB_PROFILES)
- * with -x, in environment order. Local ranks inherit them anyway. */
+ * variables that change what is measured (every NCCL_*, ZB_PROFILES, and
+ * the user's OPENBLAS_CORETYPE and the BLAS test hook: each rank decides its
+ * own BLAS core before MPI_Init, blas_core.h) with -x, in environment
+ * order. Local ranks inherit them anyway. */
 static void zb_launch_forward_env(zb_argv_builder *b) {
     for (char **e = environ; e != NULL && *e != NULL; e++) {
         const char *eq = strchr(*e, '=');
@@ -147,7 +149,9 @@ static void zb_launch_forward_env(zb_argv_builder *b) {
         size_t len = (size_t)(eq - *e);
         bool nccl = len > 5 && strncmp(*e, "NCCL_", 5) == 0;
         bool profiles = len == 11 && strncmp(*e, "ZB_PROFILES", 11) == 0;
-        if (!nccl && !profiles) continue;
+        bool blas = (len == 17 && strncmp(*e, "OPENBLAS_CORETYPE", 17) == 0) ||
+                    (len == 21 && strncmp(*e, "ZB_TEST_BLAS_DETECTED", 21) == 0);
+        if (!nccl && !profiles && !blas) continue;
         char name[256];
         if (len >= sizeof name) continue;
         memcpy(name, *e, len);

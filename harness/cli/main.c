@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "blas_core.h"
 #include "clock_sync.h"
 #include "config_json.h"
 #include "launch.h"
 #include "meta.h"
 #include "mpi_wait.h"
+#include "registry.h"
 #include "test_hook.h"
 #include "tool.h"
 #include "trace_export.h"
@@ -116,6 +118,39 @@ static void apply_malloc_policy(bool keep) {
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
 
+/* The BLAS core this process runs and why (blas_core.h); main decides it
+ * before MPI starts, the header and the meta report it. */
+static zb_blas_core_state blas_core;
+
+/* Decides the BLAS core; when another must run, executes this program again
+ * with OPENBLAS_CORETYPE set (the library reads it only when it is loaded).
+ * Runs before MPI_Init, so a rank under mpirun can do it too: the process
+ * keeps its pid and its environment, and connects to the job only in the
+ * MPI_Init of the new image. Returns -1 to go on, else the exit code. */
+static int choose_blas_core(const zb_config *cfg, char **argv) {
+    zb_blas_core_mode mode;
+    const char *name;
+    if (zb_blas_core_parse(cfg->blas_core, &mode, &name) != ZB_OK) return fail_input();
+    if (zb_blas_core_decide_here(mode, name, &blas_core) != ZB_OK) return fail_input();
+    if (blas_core.exec_core[0]) {
+        char self[ZB_PATH_MAX];
+        if (zb_launch_self_exe(argv[0], self, sizeof self) != ZB_OK) return fail_input();
+        setenv(ZB_BLAS_CORE_ENV, blas_core.exec_core, 1);
+        setenv(ZB_BLAS_CORE_MARKER_ENV, blas_core.marker, 1);
+        fflush(NULL);
+        execv(self, argv);
+        fprintf(stderr, "zerobench: running %s again with %s=%s: %s\n", self, ZB_BLAS_CORE_ENV,
+                blas_core.exec_core, strerror(errno));
+        return 1;
+    }
+    /* Kernels zerobench chose are checked before anything is measured. */
+    if (blas_core.changed && zb_blas_core_check(blas_core.ran) != ZB_OK) {
+        if (is_first_rank()) fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        return 1;
+    }
+    return -1;
+}
+
 static int relaunch(const zb_config *cfg, int argc, char **argv) {
     zb_launch_opts o = {(int)(cfg->nodes ? cfg->nodes : 1), (int)cfg->gpus_per_node,
                         cfg->hostfile[0] ? cfg->hostfile : NULL, cfg->emulate_nodes, NULL};
@@ -151,13 +186,44 @@ static void set_peak(zb_bench_ctx *ctx) {
     }
 }
 
+/* A simulated device backend (the sim) named by --backend: --nodes and
+ * --gpus-per-node then describe the cluster it models in this process. */
+static bool simulated_backend(const zb_config *cfg) {
+    const zb_device_backend *b = zb_device_backend_find(cfg->backend);
+    return b && b->simulated && !b->not_built;
+}
+
+/* The cluster a simulated comm models: --nodes (1) x --gpus-per-node (the
+ * profile's GPUs per node, 1 without a profile); 0 x 0 for real backends. */
+static void virtual_cluster(const zb_bench_ctx *ctx, zb_comm_config *cc) {
+    if (!ctx->backends.device->simulated) return;
+    cc->virtual_nodes = ctx->cfg->nodes > 0 ? (int)ctx->cfg->nodes : 1;
+    cc->virtual_gpus_per_node = ctx->cfg->gpus_per_node > 0 ? (int)ctx->cfg->gpus_per_node
+                                : ctx->hw.gpus_per_node > 0 ? ctx->hw.gpus_per_node : 1;
+}
+
+static void print_simulated(const zb_bench_ctx *ctx) {
+    zb_comm_config cc = {0, 0, 0};
+    virtual_cluster(ctx, &cc);
+    const zb_int_list *l = &ctx->cfg->nodes_list;
+    char nodes[160] = "";
+    size_t used = 0;
+    for (int i = 0; i < l->n && used < sizeof nodes; i++) {
+        used += (size_t)snprintf(nodes + used, sizeof nodes - used, "%s%lld", i ? "," : "", (long long)l->v[i]);
+    }
+    if (l->n < 2) snprintf(nodes, sizeof nodes, "%d", cc.virtual_nodes);
+    fprintf(ctx->out, "# SIMULATED (%s): %s node(s) x %d GPU(s) of %s modelled in this process; times, overlap "
+            "and MFU are predictions, the loss is not computed\n", ctx->backends.device->simulated, nodes,
+            cc.virtual_gpus_per_node, ctx->hw.name);
+}
+
 /* Collective: rank 0 prints the run's header, with one line per rank. */
 static zb_status print_header(const zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
     const zb_topology *t = &ctx->topo;
     char line[160];
-    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s", t->rank,
-             t->hostname, t->node, t->local_rank, ctx->backends.device->name);
+    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s, BLAS core %s", t->rank,
+             t->hostname, t->node, t->local_rank, ctx->backends.device->name, blas_core.ran);
     char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
     /* Not agreed on: rank 0's failure ends the job (main aborts). */
     if (ctx->out && !all) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for %d header lines", t->n_ranks);
@@ -172,6 +238,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
     fprintf(ctx->out, "# backend %s, comm %s: %s\n", ctx->backends.device->name, ctx->backends.comm->name,
             layout);
+    if (ctx->backends.device->simulated) print_simulated(ctx);
     if (ctx->backends.note[0]) fprintf(ctx->out, "# %s\n", ctx->backends.note);
     fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
@@ -180,6 +247,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
                 zb_dtype_name(cfg->dtype), (long long)cfg->iters, (long long)cfg->warmup_iters, cfg->check,
                 (int)cfg->average, cfg->timeout_s);
     }
+    fprintf(ctx->out, "# BLAS core %s: %s\n", blas_core.ran, blas_core.reason);
     fprintf(ctx->out, "# malloc-keep %s\n", cfg->malloc_keep
             ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
     for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
@@ -193,9 +261,15 @@ static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
     ctx->blas_threads = ctx->cfg->threads ? (int)ctx->cfg->threads
                                           : (int)(cores / ctx->topo.local_size > 0 ? cores / ctx->topo.local_size : 1);
     zb_device_config dc = {ctx->topo.rank, ctx->topo.local_rank, ctx->blas_threads,
-                           ctx->cfg->timeout_s + 5.0, trace};
-    return zb_backends_create(&ctx->backends, &dc, ctx->cfg->timeout_s, ctx->cfg->gpu_trace, &ctx->dev,
-                              &ctx->compute, &ctx->comm_stream, &ctx->comm);
+                           ctx->cfg->timeout_s + 5.0, trace, ctx->hw.name[0] ? &ctx->hw : NULL};
+    zb_comm_config cc = {ctx->cfg->timeout_s, 0, 0};
+    virtual_cluster(ctx, &cc);
+    ZB_TRY(zb_backends_create(&ctx->backends, &dc, &cc, ctx->cfg->gpu_trace, &ctx->dev, &ctx->compute,
+                              &ctx->comm_stream, &ctx->comm));
+    ctx->simulated = ctx->backends.device->simulated != NULL;
+    ctx->world_ranks = ctx->comm->n_ranks;
+    ctx->world_nodes = ctx->simulated ? cc.virtual_nodes : ctx->topo.n_nodes;
+    return ZB_OK;
 }
 
 /* Every rank resolves --backend/--comm on its own machine; the job then
@@ -248,7 +322,16 @@ static void teardown_backends(zb_bench_ctx *ctx) {
 
 static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace, const zb_clock_sync *sync) {
     const zb_config *cfg = ctx->cfg;
-    if (cfg->trace_path[0]) ZB_TRY(zb_trace_export_chrome(trace, sync, cfg->trace_path, cfg->timeout_s));
+    if (cfg->trace_path[0]) {
+        /* What the trace is of: the command and, for the step, the model label. */
+        json_t *info = json_object();
+        json_t *model = json_object_get(zb_report_meta(ctx->report), "model");
+        json_object_set_new(info, "command", json_string(zb_command_name(cfg->command)));
+        if (model) json_object_set(info, "model", model);
+        zb_status st = zb_trace_export_chrome_info(trace, sync, cfg->trace_path, cfg->timeout_s, info);
+        json_decref(info);
+        ZB_TRY(st);
+    }
     if (ctx->topo.rank != 0) return ZB_OK;
     if (cfg->json_path[0]) ZB_TRY(zb_report_write_json(ctx->report, cfg->json_path));
     if (cfg->csv_path[0]) ZB_TRY(zb_report_write_csv(ctx->report, cfg->csv_path));
@@ -263,7 +346,10 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     ctx.bench = zb_bench_find(cfg->command);
     ctx.hw = *hw;
     zb_status st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
-    if (st == ZB_OK) st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
+    /* Under the sim the flags describe the modelled cluster, not this job. */
+    if (st == ZB_OK && !simulated_backend(cfg)) {
+        st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);
+    }
     if (st != ZB_OK && st != ZB_ERR_INVALID) {
         /* A timeout or MPI failure: other ranks may be inside a collective. */
         fprintf(stderr, "zerobench: %s\n", zb_error_message());
@@ -297,6 +383,9 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         json_decref(config);
         zb_backends_meta(&ctx.backends, ctx.topo.local_rank, zb_report_meta(ctx.report));
         json_object_set_new(zb_report_meta(ctx.report), "clock_sync", zb_clock_sync_json(&sync));
+        json_object_set_new(zb_report_meta(ctx.report), "simulated",
+                            json_boolean(ctx.backends.device->simulated != NULL));
+        json_object_set_new(zb_report_meta(ctx.report), "blas_core", zb_blas_core_json(&blas_core));
     }
     if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx);
     if (st == ZB_OK) st = print_header(&ctx);
@@ -343,7 +432,11 @@ int main(int argc, char **argv) {
     }
     zb_hw_profile hw;
     if (validate_inputs(&cfg, &hw) != ZB_OK) return fail_input();
-    if (!zb_under_mpi() && (cfg.nodes > 0 || cfg.gpus_per_node > 0)) return relaunch(&cfg, argc, argv);
+    if (!zb_under_mpi() && (cfg.nodes > 0 || cfg.gpus_per_node > 0) && !simulated_backend(&cfg)) {
+        return relaunch(&cfg, argc, argv);
+    }
+    int code = choose_blas_core(&cfg, argv);
+    if (code >= 0) return code;
     apply_malloc_policy(cfg.malloc_keep);
     if (zb_mpi_init(&argc, &argv) != ZB_OK) {
         fprintf(stderr, "zerobench: %s\n", zb_error_message());

@@ -69,6 +69,10 @@ typedef struct zb_comm_ops {
 
 typedef struct zb_comm_config {
     double timeout_s; /* every collective gives up after this many seconds */
+    /* The cluster a simulated comm models (the sim: n_ranks = nodes x
+     * gpus_per_node, this process rank 0); 0: the job's own. Real comms
+     * ignore them. */
+    int virtual_nodes, virtual_gpus_per_node;
 } zb_comm_config;
 
 /* The last collective the front end issued on one stream. */

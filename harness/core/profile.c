@@ -239,7 +239,8 @@ static zb_status zb_hw_fill(const json_t *root, const char *file, zb_hw_profile 
     for (size_t i = 0; i < ZB_HW_N_NUMBERS; i++)
         ZB_TRY(zb_hw_number(&c, &zb_hw_numbers[i], hw->is_cpu, hw));
     ZB_TRY(zb_field_pos_int(&c, "gpus_per_node", &hw->gpus_per_node));
-    return zb_hw_sources(&c);
+    ZB_TRY(zb_hw_sources(&c));
+    return zb_hw_sim_parse(root, file, &hw->sim);
 }
 
 zb_status zb_hw_profile_parse(const char *json_text, size_t len, const char *filename,
@@ -337,13 +338,13 @@ static bool zb_ends_with(const char *s, const char *suffix) {
 }
 
 static bool zb_is_profile_kind(const char *kind) {
-    return kind != NULL && (strcmp(kind, "hw") == 0 || strcmp(kind, "models") == 0);
+    return kind != NULL && (strcmp(kind, "hw") == 0 || strcmp(kind, "models") == 0 || strcmp(kind, "accept") == 0);
 }
 
 static zb_status zb_kind_dir(const char *kind, char *out, size_t n) {
     char dir[512];
     if (!zb_is_profile_kind(kind))
-        return ZB_FAIL(ZB_ERR_INVALID, "profile kind \"%s\": expected \"hw\" or \"models\"",
+        return ZB_FAIL(ZB_ERR_INVALID, "profile kind \"%s\": expected \"hw\", \"models\" or \"accept\"",
                        kind != NULL ? kind : "(null)");
     ZB_TRY(zb_profile_dir(dir, sizeof dir));
     if ((size_t)snprintf(out, n, "%s/%s", dir, kind) >= n)

@@ -17,6 +17,28 @@
  *   kind is "cpu": the value is then 0 and the matching *_measure flag set.
  *   The link bandwidths may be 0 (not applicable / not modelled).
  *
+ * The sim's cost parameters (the sim device and comm, docs/design.md §6):
+ * an optional object "sim" with
+ *   gemm_efficiency       [[min_dim, eff], ...]: min_dim integers >= 0,
+ *                         strictly increasing, eff in (0, 1]; a GEMM whose
+ *                         smallest dimension is d runs at the eff of the
+ *                         last entry with min_dim <= d (the first entry's
+ *                         below it) times the peak of its dtype
+ *   mem_efficiency        (0, 1]: fraction of hbm_bytes_per_s that
+ *                         element-wise ops, norms and copies reach
+ *   attention_efficiency  (0, 1]: fraction of the peak attention reaches
+ *   link_latency_s        {"intra_node": s, "inter_node": s}, each >= 0:
+ *                         the latency of one step of a collective's
+ *                         algorithm inside a node / across nodes
+ *   interference          >= 0: compute running beside a collective takes
+ *                         (1 + interference) times as long
+ *   op_overhead_s         >= 0: fixed time every op adds (launch, tail)
+ *   sources               {"<parameter>": "<source>"} for each parameter
+ *                         given (link_latency_s: one entry for both).
+ * Every parameter is optional when the profile is loaded (a profile for
+ * real runs needs none); one the sim needs and the profile lacks is an
+ * error when the sim starts (zb_hw_sim_require), naming it and the file.
+ *
  * Model profile fields:
  *   name (string), layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab,
  *   seq, batch (positive integers; kv_heads divides heads; head_dim is
@@ -40,6 +62,40 @@ extern "C" {
 /* Largest profile file the loader reads. */
 #define ZB_PROFILE_MAX_BYTES (1 << 20)
 
+/* The sim's cost parameters (see above); `have` says which were given. */
+#define ZB_SIM_MAX_GEMM_EFF 16
+enum {
+    ZB_SIM_GEMM_EFFICIENCY = 1u << 0,
+    ZB_SIM_MEM_EFFICIENCY = 1u << 1,
+    ZB_SIM_ATTENTION_EFFICIENCY = 1u << 2,
+    ZB_SIM_LATENCY_INTRA = 1u << 3,
+    ZB_SIM_LATENCY_INTER = 1u << 4,
+    ZB_SIM_INTERFERENCE = 1u << 5,
+    ZB_SIM_OP_OVERHEAD = 1u << 6,
+    /* not sim parameters: the profile's own fields the sim reads, as
+     * zb_hw_sim_require checks them (a positive number, not "measure") */
+    ZB_SIM_NEEDS_PEAKS = 1u << 8,  /* bf16_flops, fp32_flops */
+    ZB_SIM_NEEDS_HBM = 1u << 9,    /* hbm_bytes_per_s */
+    ZB_SIM_NEEDS_NVLINK = 1u << 10, /* nvlink_bytes_per_s */
+    ZB_SIM_NEEDS_NIC = 1u << 11,   /* nic_bytes_per_s */
+};
+/* What the sim device needs; the sim comm adds the links it crosses. */
+#define ZB_SIM_DEVICE_NEEDS                                                             \
+    (ZB_SIM_GEMM_EFFICIENCY | ZB_SIM_MEM_EFFICIENCY | ZB_SIM_ATTENTION_EFFICIENCY |      \
+     ZB_SIM_INTERFERENCE | ZB_SIM_OP_OVERHEAD | ZB_SIM_NEEDS_PEAKS | ZB_SIM_NEEDS_HBM)
+
+typedef struct zb_hw_sim {
+    unsigned have; /* ZB_SIM_* bits of the parameters the profile gives */
+    int n_gemm_eff;
+    double gemm_min_dim[ZB_SIM_MAX_GEMM_EFF];
+    double gemm_eff[ZB_SIM_MAX_GEMM_EFF];
+    double mem_efficiency;
+    double attention_efficiency;
+    double latency_intra_s, latency_inter_s;
+    double interference;
+    double op_overhead_s;
+} zb_hw_sim;
+
 typedef struct zb_hw_profile {
     char name[64];
     bool is_cpu;
@@ -53,6 +109,7 @@ typedef struct zb_hw_profile {
     bool bf16_flops_measure; /* "measure": the harness measures it */
     bool fp32_flops_measure;
     bool mem_bytes_measure;
+    zb_hw_sim sim;  /* the sim's cost parameters (have = 0: none) */
     char path[512]; /* the file it came from ("" or the parse filename) */
 } zb_hw_profile;
 
@@ -82,8 +139,22 @@ zb_status zb_hw_profile_parse(const char *json_text, size_t len, const char *fil
 zb_status zb_model_profile_parse(const char *json_text, size_t len, const char *filename,
                                  zb_model_profile *out);
 
+/* Parses the optional "sim" object of a hardware profile's root (profile_sim.c);
+ * `file` names the profile in messages. */
+zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *out);
+
+/* ZB_OK when hw gives everything in `needs` (ZB_SIM_* bits), else
+ * ZB_ERR_INVALID with one line naming the first missing parameter and the
+ * profile's file: "hardware profile 'X' (path): the sim needs
+ * sim.gemm_efficiency, which it does not give". */
+zb_status zb_hw_sim_require(const zb_hw_profile *hw, unsigned needs);
+
+/* The GEMM efficiency for a GEMM whose smallest dimension is min_dim
+ * (the table's step function); 0 when the profile has no table. */
+double zb_hw_sim_gemm_eff(const zb_hw_sim *s, double min_dim);
+
 /* The profile names (file stems) in <dir>/<kind>, sorted, joined with ", ".
- * kind is "hw" or "models". Fails with ZB_ERR_INVALID if `out` is too
+ * kind is "hw", "models" or "accept". Fails with ZB_ERR_INVALID if `out` is too
  * small. */
 zb_status zb_profile_list(const char *kind, char *out, size_t n);
 

@@ -71,6 +71,7 @@ typedef struct zb_device zb_device;
 typedef struct zb_stream zb_stream;
 typedef struct zb_event zb_event;
 struct zb_kernels; /* kernels.h */
+struct zb_hw_profile; /* profile.h */
 
 /* Row-major C[M,N] = alpha * op(A) op(B) + beta * C, where op(A) is [M,K]
  * and op(B) is [K,N]. lda/ldb/ldc are row strides in elements. A and B have
@@ -153,6 +154,18 @@ typedef struct zb_device_ops {
      * comm names its collective: harness/comm/comm.c). NULL: stream_sync.
      * Use zb_dev_stream_sync_within. */
     zb_status (*stream_sync_within)(zb_stream *s, double timeout_s);
+
+    /* Optional: the device's clock as the host sees it, in ns: the time up
+     * to which the host has waited for the device. NULL: the harness clock
+     * (zb_now_ns). The sim keeps virtual time (harness/device/sim): its
+     * trace records, events and this clock are on it. Use zb_dev_now_ns. */
+    int64_t (*now_ns)(zb_device *dev);
+
+    /* True for a device that keeps no data (the sim): buffers are address
+     * ranges only, ops are costed, not computed, and a copy into host memory
+     * leaves 0xff bytes (NaN) there. Callers skip work whose only purpose is
+     * data (initial values). */
+    bool no_data;
 } zb_device_ops;
 
 /* Options every backend understands. */
@@ -162,6 +175,9 @@ typedef struct zb_device_config {
     int blas_threads;      /* cpu: OpenBLAS threads per rank (0 = leave as is) */
     double timeout_s;      /* every host-side wait gives up after this */
     zb_trace *trace;       /* NULL: no tracing */
+    /* The hardware profile in use (the sim takes its costs from it; NULL:
+     * none). Read at create; the device keeps a copy. */
+    const struct zb_hw_profile *hw;
 } zb_device_config;
 
 /* Every backend's device struct starts with this header. */
@@ -200,6 +216,12 @@ struct zb_stream {
 struct zb_event {
     zb_device *dev;
 };
+
+/* The device's clock (now_ns), or the harness clock. */
+static inline int64_t zb_dev_now_ns(zb_device *d) {
+    return d->ops->now_ns ? d->ops->now_ns(d) : zb_now_ns();
+}
+static inline bool zb_dev_holds_data(const zb_device *d) { return !d->ops->no_data; }
 
 /* stream_sync_within where the device has it, else stream_sync (whose
  * timeout is the device's and whose message is its own). */

@@ -79,6 +79,12 @@ typedef struct zb_device_backend {
     int auto_priority;             /* --backend auto tries higher first; 0: never */
 
     /* ---- optional (NULL / 0: not offered) ---- */
+    /* Non-NULL for a simulated device (the sim): one line saying so. Its
+     * devices hold no data (zb_device_ops.no_data) and keep virtual time;
+     * --nodes/--gpus-per-node describe the cluster it models in this one
+     * process (no relaunch), every output is marked simulated, the loss is
+     * not reported, and checks of data (conformance) do not apply to it. */
+    const char *simulated;
     /* The hardware profile (profiles/hw/NAME.json) describing this
      * machine's device for local_rank, or NULL when unknown (no peaks). */
     const char *(*default_hw)(int local_rank);
@@ -105,6 +111,11 @@ typedef struct zb_device_backend {
     /* Why the gemm benchmark times this device in float only (its other
      * dtypes' GEMMs are references, not what a user would run); NULL: any. */
     const char *gemm_float_only_why;
+    /* How many devices this process sees (a node's GPUs), for accept's
+     * devices check before anything runs: ZB_OK with *count, or
+     * ZB_ERR_UNSUPPORTED with one line in `why`. NULL: one device per rank
+     * (cpu), nothing to count. */
+    zb_status (*count_devices)(int *count, char *why, size_t n);
     /* Compute runs on the same cores as the comm's threads (MPI progress,
      * stream threads): compute slowed under overlap is then those threads
      * taking its cores, which the step's reading says. */

@@ -118,6 +118,11 @@ static void input_free(zb_trace_export_input *in) {
 
 zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path,
                                  double timeout_s) {
+    return zb_trace_export_chrome_info(t, sync, path, timeout_s, NULL);
+}
+
+zb_status zb_trace_export_chrome_info(const zb_trace *t, const zb_clock_sync *sync, const char *path,
+                                      double timeout_s, const json_t *info) {
     int rank, n_ranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
@@ -162,10 +167,14 @@ zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, c
      * the metrics read. */
     shift_all(&in, sync);
     json_t *doc = zb_trace_events_doc(&in);
-    if (doc && sync) {
-        json_t *other = json_object_get(doc, "otherData");
-        json_object_set_new(other, "clock", json_string("rank 0's CLOCK_MONOTONIC; each rank shifted by offset_ns"));
-        json_object_set_new(other, "clock_sync", zb_clock_sync_json(sync));
+    json_t *other = doc ? json_object_get(doc, "otherData") : NULL;
+    if (other) {
+        json_object_set_new(other, "clock", json_string(t->virtual_time
+                                                            ? "virtual: the sim device's clock (simulated, no real time)"
+                                                            : "rank 0's CLOCK_MONOTONIC; each rank shifted by offset_ns"));
+        if (sync) json_object_set_new(other, "clock_sync", zb_clock_sync_json(sync));
+        json_object_set_new(other, "simulated", json_boolean(t->virtual_time));
+        if (info) json_object_update(other, (json_t *)info);
     }
     input_free(&in);
     size_t len = 0;

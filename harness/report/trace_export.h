@@ -15,6 +15,8 @@
 #ifndef ZB_TRACE_EXPORT_H
 #define ZB_TRACE_EXPORT_H
 
+#include <jansson.h>
+
 #include "clock_sync.h"
 #include "trace.h"
 
@@ -28,6 +30,10 @@ extern "C" {
  * ZB_ERR_TIMEOUT, which must end the job. */
 zb_status zb_trace_export_chrome(const zb_trace *t, const zb_clock_sync *sync, const char *path,
                                  double timeout_s);
+/* The same with `info`'s keys (the run's command, model label...) copied
+ * into the trace's otherData; info NULL: none. */
+zb_status zb_trace_export_chrome_info(const zb_trace *t, const zb_clock_sync *sync, const char *path,
+                                      double timeout_s, const json_t *info);
 
 #ifdef __cplusplus
 }

@@ -122,6 +122,9 @@ typedef struct zb_trace {
     /* What the steps written obey, for the trace's metadata ("" when no
      * step was marked), e.g. "--trace-steps 3-5". */
     char steps_rule[160];
+    /* The records are in virtual time (set by a simulated device, the
+     * sim): the export says so and marks the trace simulated. */
+    bool virtual_time;
 } zb_trace;
 
 #define ZB_TRACE_MAX_MEM_SAMPLES (1u << 20)

@@ -53,6 +53,17 @@ static inline bool zc_device_usable(const char *suite, const zb_device_backend *
     return zc_device_usable_say(suite, b, only, true);
 }
 
+/* Whether checks of data apply to entry b: a simulated device (its entry's
+ * `simulated`: the sim) holds none, so what a copy, a GEMM, a kernel or a
+ * collective computed cannot be compared; its suites still check what does
+ * not need data (events, memory accounting, refusals, byte counts) and say,
+ * once per check, "<suite>: <name>: <what> not applicable: ...". */
+static inline bool zc_holds_data(const char *suite, const zb_device_backend *b, const char *what) {
+    if (!b->simulated) return true;
+    printf("%s: %s: %s not applicable: the device holds no data (%s)\n", suite, b->name, what, b->simulated);
+    return false;
+}
+
 /* A device of entry b with a generous timeout (a bound on a hang). */
 static inline zb_device *zc_device_create(const zb_device_backend *b, int rank, double timeout_s) {
     zb_device_config cfg = {rank, rank, 1, timeout_s, NULL};

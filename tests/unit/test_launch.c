@@ -227,29 +227,35 @@ static void test_check(void) {
 
 extern char **environ;
 
-/* NCCL_* and ZB_PROFILES reach remote ranks through -x, before the program. */
+/* NCCL_*, ZB_PROFILES and a user's OPENBLAS_CORETYPE reach remote ranks
+ * through -x, before the program. */
 static void test_forward_env(void) {
     setenv("NCCL_ALGO", "Ring", 1);
     setenv("ZB_PROFILES", "/opt/profiles", 1);
+    setenv("OPENBLAS_CORETYPE", "Haswell", 1);
     zb_launch_opts o = {2, 4, NULL, false, "mpirun"};
     char *self_argv[] = {"zerobench", "allgather"};
     char **argv = NULL;
     ZB_CHECK_OK(zb_launch_build_argv(&o, 2, self_argv, &argv));
-    int nccl = -1, profiles = -1, self = -1;
+    int nccl = -1, profiles = -1, core = -1, self = -1;
     for (int i = 0; argv && argv[i]; i++) {
         if (i > 0 && !strcmp(argv[i - 1], "-x") && !strcmp(argv[i], "NCCL_ALGO")) nccl = i;
         if (i > 0 && !strcmp(argv[i - 1], "-x") && !strcmp(argv[i], "ZB_PROFILES")) profiles = i;
+        if (i > 0 && !strcmp(argv[i - 1], "-x") && !strcmp(argv[i], "OPENBLAS_CORETYPE")) core = i;
         if (!strcmp(argv[i], "allgather")) self = i;
     }
-    ZB_CHECK(nccl > 0 && profiles > 0 && self > nccl && self > profiles);
+    ZB_CHECK(nccl > 0 && profiles > 0 && core > 0 && self > nccl && self > profiles && self > core);
     zb_launch_argv_free(argv);
     unsetenv("NCCL_ALGO");
     unsetenv("ZB_PROFILES");
+    unsetenv("OPENBLAS_CORETYPE");
 }
 
 int main(void) {
     /* Exact argv checks below assume no forwarded variables (-x) are set. */
     unsetenv("ZB_PROFILES");
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("ZB_TEST_BLAS_DETECTED");
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "NCCL_", 5) == 0) {
             char name[256];

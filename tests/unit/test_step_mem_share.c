@@ -65,7 +65,7 @@ static void test_report(void) {
     if (!ctx.report || !ctx.out) return;
     zb_step_plan plan;
     memset(&plan, 0, sizeof plan);
-    plan.model_name = "synthetic";
+    snprintf(plan.model_label, sizeof plan.model_label, "synthetic");
     plan.engine.stage = 3;
     plan.engine.prefetch_depth = 1;
     plan.engine.model.layers = 1;

@@ -136,7 +136,7 @@ static char *report(zb_report *rep, zb_step_stats *runs, int n_runs) {
     snprintf(ctx.peak_source, sizeof ctx.peak_source, "test");
     zb_step_plan plan;
     memset(&plan, 0, sizeof plan);
-    plan.model_name = "tiny";
+    snprintf(plan.model_label, sizeof plan.model_label, "tiny");
     plan.engine.model = (zb_model_cfg){.layers = 2, .dim = 64, .heads = 4, .kv_heads = 2, .head_dim = 16,
                                        .ffn_dim = 128, .vocab = 256, .seq = 32, .batch = 2};
     plan.engine.stage = 3;

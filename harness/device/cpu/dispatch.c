@@ -1,8 +1,10 @@
 /* The CPU kernel table (harness/device/kernels.h): each entry packs its arguments
  * into a heap-allocated record and enqueues one host function on the stream
- * (device launch_host); the function runs the fp32 reference kernel
- * (zb_cpu_kernels.h) on the stream's thread, in stream order, and the
- * cleanup callback frees the record. With bf16 storage (c->dtype, kernels.h)
+ * (device launch_host); the function runs the fp32 kernel on the stream's
+ * thread, in stream order, and the cleanup callback frees the record. The
+ * fp32 kernel is the device's fast one (cpu_fast.h: attention through
+ * GEMMs, vectorised element-wise ops and norms) where there is one, else
+ * the reference (zb_cpu_kernels.h: embedding, RoPE, casts). With bf16 storage (c->dtype, kernels.h)
  * the host function is the bf16 reference of bf16_stage.c instead: the same
  * fp32 kernel on widened copies, outputs rounded once. fill, adamw and cast
  * ignore c->dtype. The arguments were checked, and the trace record's flops
@@ -15,43 +17,44 @@
 #include <string.h>
 
 #include "bf16_stage.h"
+#include "cpu_fast.h"
 #include "device_cpu.h"
 #include "kernels.h"
 #include "zb_cpu_kernels.h"
 
-/* Runs the fp32 reference kernel on the record's pointers. */
+/* Runs the fp32 kernel on the record's pointers. */
 zb_status zb_cpu_kargs_run_f32(const cpu_kargs *a) {
     const int *d = a->d;
     switch (a->op) {
     case KOP_EMBEDDING_FWD: return zb_cpu_embedding_fwd(a->o[0], a->tok, a->in[0], d[0], d[1], d[2]);
     case KOP_EMBEDDING_BWD: return zb_cpu_embedding_bwd(a->o[0], a->tok, a->in[0], d[0], d[1], d[2]);
     case KOP_RMSNORM_FWD:
-        zb_cpu_rmsnorm_fwd(a->o[0], a->o[1], a->in[0], a->in[1], d[0], d[1], a->f[0]);
+        zb_cpu_rmsnorm_fwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], d[0], d[1], a->f[0]);
         return ZB_OK;
     case KOP_RMSNORM_BWD:
-        zb_cpu_rmsnorm_bwd(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], a->in[3], d[0], d[1]);
+        zb_cpu_rmsnorm_bwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], a->in[3], d[0], d[1]);
         return ZB_OK;
     case KOP_ROPE_FWD: return zb_cpu_rope_fwd(a->o[0], a->in[0], d[0], d[1], d[2], d[3], a->f[0]);
     case KOP_ROPE_BWD: return zb_cpu_rope_bwd(a->o[0], a->in[0], d[0], d[1], d[2], d[3], a->f[0]);
     case KOP_ATTENTION_FWD:
-        return zb_cpu_attention_fwd(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], d[0], d[1],
-                                    d[2], d[3], d[4]);
+        return zb_cpu_attention_fwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], d[0], d[1], d[2], d[3],
+                                         d[4]);
     case KOP_ATTENTION_BWD:
-        return zb_cpu_attention_bwd(a->o[0], a->o[1], a->o[2], a->in[0], a->in[1], a->in[2],
-                                    a->in[3], a->in[4], d[0], d[1], d[2], d[3], d[4]);
-    case KOP_SWIGLU_FWD: zb_cpu_swiglu_fwd(a->o[0], a->in[0], a->in[1], a->n); return ZB_OK;
+        return zb_cpu_attention_bwd_fast(a->o[0], a->o[1], a->o[2], a->in[0], a->in[1], a->in[2], a->in[3],
+                                         a->in[4], d[0], d[1], d[2], d[3], d[4]);
+    case KOP_SWIGLU_FWD: zb_cpu_swiglu_fwd_fast(a->o[0], a->in[0], a->in[1], a->n); return ZB_OK;
     case KOP_SWIGLU_BWD:
-        zb_cpu_swiglu_bwd(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], a->n);
+        zb_cpu_swiglu_bwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], a->n);
         return ZB_OK;
-    case KOP_RESIDUAL_FWD: zb_cpu_residual_fwd(a->o[0], a->in[0], a->in[1], a->n); return ZB_OK;
-    case KOP_ACCUMULATE: zb_cpu_accumulate(a->o[0], a->in[0], a->n); return ZB_OK;
+    case KOP_RESIDUAL_FWD: zb_cpu_residual_fwd_fast(a->o[0], a->in[0], a->in[1], a->n); return ZB_OK;
+    case KOP_ACCUMULATE: zb_cpu_accumulate_fast(a->o[0], a->in[0], a->n); return ZB_OK;
     case KOP_CROSS_ENTROPY_FWD:
-        return zb_cpu_cross_entropy_fwd(a->o[0], a->o[1], a->in[0], a->tok, d[0], d[1]);
+        return zb_cpu_cross_entropy_fwd_fast(a->o[0], a->o[1], a->in[0], a->tok, d[0], d[1]);
     case KOP_CROSS_ENTROPY_BWD:
-        return zb_cpu_cross_entropy_bwd(a->o[0], a->in[0], a->in[1], a->tok, d[0], d[1], a->f[0]);
+        return zb_cpu_cross_entropy_bwd_fast(a->o[0], a->in[0], a->in[1], a->tok, d[0], d[1], a->f[0]);
     case KOP_ADAMW:
-        zb_cpu_adamw(a->o[0], a->in[0], a->o[1], a->o[2], a->n, a->t, a->f[0], a->f[1], a->f[2],
-                     a->f[3], a->f[4], a->flag);
+        zb_cpu_adamw_fast(a->o[0], a->in[0], a->o[1], a->o[2], a->n, a->t, a->f[0], a->f[1], a->f[2], a->f[3],
+                          a->f[4], a->flag);
         return ZB_OK;
     case KOP_FILL: {
         float *dst = a->o[0];

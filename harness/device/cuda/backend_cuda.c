@@ -27,6 +27,8 @@ static zb_status cuda_probe(char *why, size_t n) {
     return ZB_OK;
 }
 
+static zb_status cuda_count_devices(int *count, char *why, size_t n) { return zb_cuda_probe(count, why, n); }
+
 /* The profile named after the GPU, for the profiles zerobench ships. */
 static const char *cuda_default_hw(int local_rank) {
     char name[128] = "";
@@ -95,6 +97,7 @@ const zb_device_backend zb_device_backend_cuda = {
     .mem_view = cuda_mem_view,
     .gemm_direct_name = "direct cuBLASLt",
     .gemm_direct_time = zb_cuda_gemm_direct_time,
+    .count_devices = cuda_count_devices,
 };
 
 #endif

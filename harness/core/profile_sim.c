@@ -1,0 +1,178 @@
+/* The sim's cost parameters in a hardware profile: the optional "sim" object
+ * (profile.h lists its fields), its validation when the profile is loaded,
+ * and the check, when the sim starts, that the parameters it needs are
+ * there. A profile without "sim" loads as before: only the sim needs it. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "profile.h"
+
+/* "file: field "sim.<key>": expected ..., got <value>" */
+static zb_status bad(const char *file, const char *key, const char *expected, const json_t *got) {
+    char desc[48] = "nothing";
+    if (json_is_number(got)) snprintf(desc, sizeof desc, "%.6g", json_number_value(got));
+    else if (json_is_string(got)) snprintf(desc, sizeof desc, "a string");
+    else if (json_is_array(got)) snprintf(desc, sizeof desc, "an array");
+    else if (json_is_object(got)) snprintf(desc, sizeof desc, "an object");
+    else if (got) snprintf(desc, sizeof desc, "%s", json_is_null(got) ? "null" : "a boolean");
+    return ZB_FAIL(ZB_ERR_INVALID, "%s: field \"sim.%s\": expected %s, got %s", file, key, expected, desc);
+}
+
+/* obj's `key`, when present, a number in [lo, hi] (lo_open: > lo); `shown`
+ * names it in messages (NULL: key). */
+static zb_status number_at(const char *file, const json_t *obj, const char *key, const char *shown, double lo,
+                           bool lo_open, double hi, const char *expected, double *out, bool *given) {
+    const json_t *v = json_object_get(obj, key);
+    *given = v != NULL;
+    if (!v) return ZB_OK;
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    bool ok = isfinite(x) && (lo_open ? x > lo : x >= lo) && x <= hi;
+    if (!ok) return bad(file, shown ? shown : key, expected, v);
+    *out = x;
+    return ZB_OK;
+}
+
+static zb_status number(const char *file, const json_t *obj, const char *key, double lo, bool lo_open, double hi,
+                        const char *expected, double *out, bool *given) {
+    return number_at(file, obj, key, NULL, lo, lo_open, hi, expected, out, given);
+}
+
+static zb_status gemm_table(const char *file, const json_t *v, zb_hw_sim *s) {
+    const char *expected = "a non-empty array of at most 16 [min_dim, efficiency] pairs, min_dim an "
+                           "integer >= 0 increasing, efficiency in (0, 1]";
+    size_t n = json_is_array(v) ? json_array_size(v) : 0;
+    if (n == 0 || n > ZB_SIM_MAX_GEMM_EFF) return bad(file, "gemm_efficiency", expected, v);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *pair = json_array_get(v, i);
+        const json_t *d = json_array_get(pair, 0), *e = json_array_get(pair, 1);
+        double dim = json_is_integer(d) ? (double)json_integer_value(d) : -1.0;
+        double eff = json_is_number(e) ? json_number_value(e) : NAN;
+        bool ok = json_is_array(pair) && json_array_size(pair) == 2 && dim >= 0 && isfinite(eff) && eff > 0 &&
+                  eff <= 1 && (i == 0 || dim > s->gemm_min_dim[i - 1]);
+        if (!ok) {
+            char key[48];
+            snprintf(key, sizeof key, "gemm_efficiency[%zu]", i);
+            return bad(file, key, expected, pair);
+        }
+        s->gemm_min_dim[i] = dim;
+        s->gemm_eff[i] = eff;
+    }
+    s->n_gemm_eff = (int)n;
+    s->have |= ZB_SIM_GEMM_EFFICIENCY;
+    return ZB_OK;
+}
+
+static zb_status latencies(const char *file, const json_t *v, zb_hw_sim *s) {
+    if (!json_is_object(v)) {
+        return bad(file, "link_latency_s", "an object {\"intra_node\": seconds, \"inter_node\": seconds}", v);
+    }
+    bool given = false;
+    ZB_TRY(number_at(file, v, "intra_node", "link_latency_s.intra_node", 0, false, 1.0, "seconds in [0, 1]",
+                     &s->latency_intra_s, &given));
+    if (given) s->have |= ZB_SIM_LATENCY_INTRA;
+    ZB_TRY(number_at(file, v, "inter_node", "link_latency_s.inter_node", 0, false, 1.0, "seconds in [0, 1]",
+                     &s->latency_inter_s, &given));
+    if (given) s->have |= ZB_SIM_LATENCY_INTER;
+    return ZB_OK;
+}
+
+/* Each parameter given names its source in sim.sources. */
+static zb_status sources(const char *file, const json_t *sim, unsigned have) {
+    static const struct {
+        unsigned bits;
+        const char *key;
+    } params[] = {{ZB_SIM_GEMM_EFFICIENCY, "gemm_efficiency"},
+                  {ZB_SIM_MEM_EFFICIENCY, "mem_efficiency"},
+                  {ZB_SIM_ATTENTION_EFFICIENCY, "attention_efficiency"},
+                  {ZB_SIM_LATENCY_INTRA | ZB_SIM_LATENCY_INTER, "link_latency_s"},
+                  {ZB_SIM_INTERFERENCE, "interference"},
+                  {ZB_SIM_OP_OVERHEAD, "op_overhead_s"}};
+    const json_t *src = json_object_get(sim, "sources");
+    if (have && !json_is_object(src)) {
+        return bad(file, "sources", "an object naming the source of each sim parameter given", src);
+    }
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        if (!(have & params[i].bits)) continue;
+        const json_t *v = json_object_get(src, params[i].key);
+        if (!json_is_string(v) || json_string_length(v) == 0) {
+            char key[64];
+            snprintf(key, sizeof key, "sources.%s", params[i].key);
+            return bad(file, key, "a non-empty string naming the source", v);
+        }
+    }
+    return ZB_OK;
+}
+
+zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *out) {
+    memset(out, 0, sizeof *out);
+    const json_t *sim = json_object_get((const json_t *)json_root, "sim");
+    if (!sim) return ZB_OK;
+    if (!json_is_object(sim)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s: field \"sim\": expected an object of the sim's cost parameters", file);
+    }
+    zb_hw_sim s;
+    memset(&s, 0, sizeof s);
+    const json_t *g = json_object_get(sim, "gemm_efficiency");
+    if (g) ZB_TRY(gemm_table(file, g, &s));
+    bool given = false;
+    ZB_TRY(number(file, sim, "mem_efficiency", 0, true, 1, "a number in (0, 1]", &s.mem_efficiency, &given));
+    if (given) s.have |= ZB_SIM_MEM_EFFICIENCY;
+    ZB_TRY(number(file, sim, "attention_efficiency", 0, true, 1, "a number in (0, 1]", &s.attention_efficiency,
+                  &given));
+    if (given) s.have |= ZB_SIM_ATTENTION_EFFICIENCY;
+    const json_t *lat = json_object_get(sim, "link_latency_s");
+    if (lat) ZB_TRY(latencies(file, lat, &s));
+    ZB_TRY(number(file, sim, "interference", 0, false, 10, "a number in [0, 10]", &s.interference, &given));
+    if (given) s.have |= ZB_SIM_INTERFERENCE;
+    ZB_TRY(number(file, sim, "op_overhead_s", 0, false, 1, "seconds in [0, 1]", &s.op_overhead_s, &given));
+    if (given) s.have |= ZB_SIM_OP_OVERHEAD;
+    ZB_TRY(sources(file, sim, s.have));
+    *out = s;
+    return ZB_OK;
+}
+
+zb_status zb_hw_sim_require(const zb_hw_profile *hw, unsigned needs) {
+    static const struct {
+        unsigned bit;
+        const char *what;
+    } params[] = {{ZB_SIM_GEMM_EFFICIENCY, "sim.gemm_efficiency"},
+                  {ZB_SIM_MEM_EFFICIENCY, "sim.mem_efficiency"},
+                  {ZB_SIM_ATTENTION_EFFICIENCY, "sim.attention_efficiency"},
+                  {ZB_SIM_LATENCY_INTRA, "sim.link_latency_s.intra_node"},
+                  {ZB_SIM_LATENCY_INTER, "sim.link_latency_s.inter_node"},
+                  {ZB_SIM_INTERFERENCE, "sim.interference"},
+                  {ZB_SIM_OP_OVERHEAD, "sim.op_overhead_s"}};
+    const char *file = hw->path[0] ? hw->path : "<profile>";
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        if ((needs & params[i].bit) && !(hw->sim.have & params[i].bit)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "hardware profile '%s' (%s): the sim needs %s, which it does not give "
+                           "(docs/design.md §6)", hw->name, file, params[i].what);
+        }
+    }
+    const struct {
+        unsigned bit;
+        const char *what;
+        double v;
+    } fields[] = {{ZB_SIM_NEEDS_PEAKS, "bf16_flops", hw->bf16_flops},
+                  {ZB_SIM_NEEDS_PEAKS, "fp32_flops", hw->fp32_flops},
+                  {ZB_SIM_NEEDS_HBM, "hbm_bytes_per_s", hw->hbm_bytes_per_s},
+                  {ZB_SIM_NEEDS_NVLINK, "nvlink_bytes_per_s", hw->nvlink_bytes_per_s},
+                  {ZB_SIM_NEEDS_NIC, "nic_bytes_per_s", hw->nic_bytes_per_s}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if ((needs & fields[i].bit) && !(fields[i].v > 0)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "hardware profile '%s' (%s): the sim needs %s as a positive number "
+                           "(it is %s)", hw->name, file, fields[i].what,
+                           fields[i].v == 0 ? "0 or \"measure\"" : "not positive");
+        }
+    }
+    return ZB_OK;
+}
+
+double zb_hw_sim_gemm_eff(const zb_hw_sim *s, double min_dim) {
+    if (s->n_gemm_eff <= 0) return 0.0;
+    double eff = s->gemm_eff[0];
+    for (int i = 1; i < s->n_gemm_eff && s->gemm_min_dim[i] <= min_dim; i++) eff = s->gemm_eff[i];
+    return eff;
+}

@@ -1,0 +1,66 @@
+/* The cpu device's fast kernels: the ops its kernel table runs in fp32
+ * (dispatch.c), written for speed and checked against the reference
+ * kernels of kernels/cpu/ (zb_cpu_kernels.h), which stay the yardstick of
+ * every test and of the CUDA checks (docs/design.md §3, "Kernels").
+ *
+ * Same shapes, aliasing and gradient conventions as the reference
+ * functions of the same name without "_fast" (zb_cpu_kernels.h). The
+ * difference is the arithmetic: fp32 accumulation in independent lanes
+ * (so the compiler vectorises the loops; no -ffast-math), a polynomial
+ * exp (zb_cpu_vexpf, within 2 ulp of expf for the arguments used), and
+ * attention through cblas_sgemm. Results agree with the reference within
+ * the fp32 bound the conformance suite uses. */
+#ifndef ZB_CPU_FAST_H
+#define ZB_CPU_FAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- element-wise and norms (fast_eltwise.c) ----------------------------- */
+/* e^x for x in [-87, 88] (clamped outside), relative error below 2^-22. */
+float zb_cpu_vexpf(float x);
+void zb_cpu_rmsnorm_fwd_fast(float *out, float *inv_rms, const float *x, const float *weight, int N, int C,
+                             float eps);
+void zb_cpu_rmsnorm_bwd_fast(float *dx, float *dweight, const float *dout, const float *x, const float *weight,
+                             const float *inv_rms, int N, int C);
+void zb_cpu_swiglu_fwd_fast(float *h, const float *gate, const float *up, size_t n);
+void zb_cpu_swiglu_bwd_fast(float *dgate, float *dup, const float *dh, const float *gate, const float *up,
+                            size_t n);
+void zb_cpu_residual_fwd_fast(float *out, const float *a, const float *b, size_t n);
+void zb_cpu_accumulate_fast(float *dst, const float *src, size_t n);
+zb_status zb_cpu_cross_entropy_fwd_fast(float *loss, float *lse, const float *logits, const int32_t *targets,
+                                        int N, int V);
+zb_status zb_cpu_cross_entropy_bwd_fast(float *dlogits, const float *logits, const float *lse,
+                                        const int32_t *targets, int N, int V, float dloss);
+/* AdamW, bit for bit the reference (zb_cpu_adamw), vectorised. */
+void zb_cpu_adamw_fast(float *params, const float *grads, float *m, float *v, size_t n, int t, float lr,
+                       float beta1, float beta2, float eps, float weight_decay, bool apply_weight_decay);
+/* One causal softmax row in place: p[0..n) = softmax(p[0..n)), fp32. */
+void zb_cpu_softmax_row_fast(float *p, int n);
+/* Its backward in place: d[j] = p[j] (d[j] - sum_k p[k] d[k]) scale. */
+void zb_cpu_softmax_bwd_row_fast(float *d, const float *p, int n, float scale);
+
+/* ---- attention through GEMMs (fast_attention.c) -------------------------- */
+/* Per (batch, head) and per block of query rows, the scores of the rows'
+ * causal prefix are one cblas_sgemm (Q K^T), the softmax runs on them in
+ * place in probs, and out is one cblas_sgemm (P V); GQA reads kv head
+ * h / (H / KVH) through the GEMMs' leading dimensions, without copies. */
+zb_status zb_cpu_attention_fwd_fast(float *out, float *probs, const float *q, const float *k, const float *v,
+                                    int B, int T, int H, int KVH, int D);
+/* dP = dO V^T, dS = P (dP - rowsum(P dP)) scale, dQ = dS K, dK += dS^T Q,
+ * dV += P^T dO: four GEMMs per block of rows (dk, dv zeroed first). */
+zb_status zb_cpu_attention_bwd_fast(float *dq, float *dk, float *dv, const float *dout, const float *q,
+                                    const float *k, const float *v, const float *probs, int B, int T, int H,
+                                    int KVH, int D);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

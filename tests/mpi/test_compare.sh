@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# zerobench compare on real results (a 2-rank all-gather, a GEMM, a 2-rank
+# step): each file against itself exits 0; a copy doctored to regress one
+# direction-aware metric (time and memory up; bandwidth, TFLOP/s, MFU,
+# overlap down) exits 1 naming that metric, and improving it exits 0; a
+# change inside the step's min-max spread is noise (exit 0); a tolerance
+# wide enough lets a regression pass; github-benchmark output parses with
+# name/unit/value per direction; markdown has a row per metric; unmatched
+# runs are listed; broken, missing, other-schema and mismatched files, an
+# unknown --tolerance metric and bad flags exit 2 with one line naming the
+# file or flag, and leave no -o file behind.
+set -u
+source "$(dirname "$0")/../lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mpirun --oversubscribe -np 2 "$ZB" allgather -b 64K -e 256K -f 4 -n 2 -w 1 --json "$tmp/ag.json" >"$tmp/ag.out" 2>&1 ||
+  { echo "FAIL: allgather"; show "$tmp/ag.out"; exit 1; }
+"$ZB" gemm --shape 64x64x64 -n 2 -w 1 --peak-gflops 10 --json "$tmp/gemm.json" >"$tmp/gemm.out" 2>&1 ||
+  { echo "FAIL: gemm"; show "$tmp/gemm.out"; exit 1; }
+mpirun --oversubscribe -np 2 "$ZB" step --mode both --steps 3 --warmup 1 --json "$tmp/step.json" >"$tmp/step.out" 2>&1 ||
+  { echo "FAIL: step"; show "$tmp/step.out"; exit 1; }
+
+# cmp EXPECTED_RC NAME ARGS...: compare's exit status, output kept in $tmp/NAME.out
+cmp() {
+  local want=$1 name=$2
+  shift 2
+  "$ZB" compare "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$?
+  if [ $rc -ne "$want" ]; then
+    echo "FAIL: compare $* exited $rc, expected $want"
+    show "$tmp/$name.out"
+    show "$tmp/$name.err"
+    fail=1
+  else
+    passed=$((passed + 1))
+  fi
+}
+for f in ag gemm step; do cmp 0 self_$f "$tmp/$f.json" "$tmp/$f.json"; done
+
+# doctor SRC DST BENCH METRIC FACTOR [MODE]: DST.base is SRC with the metric's
+# min-max spread (if any) narrowed to its value, DST the same with the metric
+# multiplied: a change no spread covers
+doctor() {
+  python3 - "$@" <<'PY'
+import json, sys
+src, dst, bench, key, factor = sys.argv[1:6]
+mode = sys.argv[6] if len(sys.argv) > 6 else None
+spread = [key.replace("_ms", s) for s in ("_min_ms", "_max_ms")] if key.endswith("_ms") else []
+for out, f in ((dst + ".base", 1.0), (dst, float(factor))):
+    d = json.load(open(src))
+    n = 0
+    for r in d["runs"]:
+        m = r["metrics"]
+        if r["bench"] == bench and (mode is None or r.get("mode") == mode) and m.get(key) is not None:
+            m[key] *= f
+            for k in spread:
+                if k in m:
+                    m[k] = m[key]
+            n += 1
+    assert n, f"no {bench} run has {key}"
+    json.dump(d, open(out, "w"))
+PY
+}
+# each direction-aware metric: worse is 1 (the table names it), better is 0
+while read -r file bench key worse better mode; do
+  doctor "$tmp/$file.json" "$tmp/w.json" "$bench" "$key" "$worse" $mode || fail=1
+  cmp 1 worse_$key "$tmp/w.json.base" "$tmp/w.json"
+  check grep -q "$key .*REGRESSION" "$tmp/worse_$key.out"
+  doctor "$tmp/$file.json" "$tmp/b.json" "$bench" "$key" "$better" $mode || fail=1
+  cmp 0 better_$key "$tmp/b.json.base" "$tmp/b.json"
+  check grep -q "$key .*better" "$tmp/better_$key.out"
+done <<'EOF'
+ag allgather time_us 1.5 0.5
+ag allgather busbw_gbps 0.5 2
+gemm gemm tflops 0.5 2
+step step step_time_ms 2 0.5 prefetch
+step step peak_mem_bytes 1.5 0.5 prefetch
+EOF
+# percentages in points (MFU, overlap): prefetch's set 30 points below or above 50
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+for key in ("overlap_pct", "mfu_pct"):
+    for name, value in (("base", 50.0), ("worse", 20.0), ("better", 80.0)):
+        doc = json.load(open(f"{d}/step.json"))
+        for r in doc["runs"]:
+            if r["mode"] == "prefetch":
+                r["metrics"][key] = value
+                if key == "overlap_pct":
+                    r["metrics"]["overlap_min_pct"] = value  # its spread moves with it
+        json.dump(doc, open(f"{d}/{key}_{name}.json", "w"))
+PY
+for key in overlap_pct mfu_pct; do
+  cmp 1 ${key}_worse "$tmp/${key}_base.json" "$tmp/${key}_worse.json"
+  check grep -q "$key .*-30.00 pp .*REGRESSION" "$tmp/${key}_worse.out"
+  cmp 0 ${key}_better "$tmp/${key}_base.json" "$tmp/${key}_better.json"
+  check grep -q "$key .*+30.00 pp .*better" "$tmp/${key}_better.out"
+done
+# a tolerance wider than the change lets it pass; the last one given wins
+doctor "$tmp/ag.json" "$tmp/t.json" allgather time_us 1.5 || fail=1
+cmp 0 tol_wide "$tmp/ag.json" "$tmp/t.json" --tolerance time_us=60,busbw_gbps=60 --tolerance algbw_gbps=60
+cmp 1 tol_last "$tmp/ag.json" "$tmp/t.json" --tolerance time_us=60,busbw_gbps=60,algbw_gbps=60 --tolerance time_us=5
+# noise: the step time moved inside the base's own min-max spread
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/step.json"))
+for r in doc["runs"]:
+    m = r["metrics"]
+    m["step_time_min_ms"], m["step_time_max_ms"] = m["step_time_ms"] * 0.8, m["step_time_ms"] * 1.3
+json.dump(doc, open(f"{d}/spread.json", "w"))
+for r in doc["runs"]:
+    m = r["metrics"]
+    m["step_time_ms"] *= 1.2
+    m["step_time_min_ms"] = m["step_time_max_ms"] = m["step_time_ms"]
+json.dump(doc, open(f"{d}/spread_new.json", "w"))
+PY
+cmp 0 noise "$tmp/spread.json" "$tmp/spread_new.json"
+check grep -q "step_time_ms .*noise" "$tmp/noise.out"
+# github-benchmark: one direction per array, parsed
+cmp 1 gh_small "$tmp/ag.json" "$tmp/t.json" --format github-benchmark --github-tool customSmallerIsBetter -o "$tmp/gh_small.json"
+cmp 0 gh_big "$tmp/step.json" "$tmp/step.json" --format github-benchmark --github-tool customBiggerIsBetter
+cmp 0 md "$tmp/ag.json" "$tmp/ag.json" --format markdown
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+from zbcheck import check, finish
+d = sys.argv[1]
+small = json.load(open(f"{d}/gh_small.json"))
+big = json.load(open(f"{d}/gh_big.out"))
+check(isinstance(small, list) and small and isinstance(big, list) and big, "github-benchmark arrays")
+for e in small + big:
+    check(isinstance(e.get("name"), str) and isinstance(e.get("unit"), str) and isinstance(e.get("value"), (int, float)),
+          f"name/unit/value in {e}")
+    check(set(e) <= {"name", "unit", "value", "range", "extra"}, f"only the action's fields: {sorted(e)}")
+check({e["name"].split(" / ")[1] for e in small} == {"time_us", "wrong"}, "smaller: time and wrong only")
+check(all(e["name"].split(" / ")[1] in ("busbw_gbps", "algbw_gbps", "tokens_per_s", "mfu_pct", "hfu_pct", "overlap_pct",
+                                         "overlap_min_pct", "hidden_pct") for e in big), "bigger: higher-is-better only")
+ag = json.load(open(f"{d}/t.json"))
+t = [e for e in small if e["name"].endswith("/ time_us")]
+check(len(t) == len(ag["runs"]) and all("REGRESSION" in e["extra"] for e in t), "time_us regressions in extra")
+check(all(".." in e["range"] for e in small + big if "range" in e), "range is min..max")
+st = [e for e in json.load(open(f"{d}/gh_big.out")) if e["name"].endswith("/ tokens_per_s")]
+check(len(st) == 2, "a tokens_per_s entry per step run")
+md = open(f"{d}/md.out").read().splitlines()
+rows = [l for l in md if l.startswith("| allgather")]
+check(len(rows) == 4 * 4, f"markdown: 4 metrics x 4 runs, got {len(rows)}")
+finish("github/markdown")
+PY
+# unmatched runs are listed; no run in common is unusable input
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/ag.json"))
+doc["runs"] = doc["runs"][1:]
+json.dump(doc, open(f"{d}/fewer.json", "w"))
+doc = json.load(open(f"{d}/ag.json"))
+doc["schema"] = "zerobench/2"
+json.dump(doc, open(f"{d}/schema2.json", "w"))
+PY
+cmp 0 fewer "$tmp/ag.json" "$tmp/fewer.json"
+check grep -q "only in BASE: allgather 64K out-of-place" "$tmp/fewer.out"
+cmp 2 mismatch "$tmp/ag.json" "$tmp/gemm.json" -o "$tmp/never.txt"
+check grep -q "no run of '.*ag.json' matches a run of '.*gemm.json'" "$tmp/mismatch.err"
+printf '{"schema": "zerobench/1", "runs": [' >"$tmp/broken.json"
+cmp 2 broken "$tmp/ag.json" "$tmp/broken.json" -o "$tmp/never.txt"
+check grep -q "broken.json': not JSON" "$tmp/broken.err"
+cmp 2 missing "$tmp/nope.json" "$tmp/ag.json" -o "$tmp/never.txt"
+check grep -q "nope.json': No such file" "$tmp/missing.err"
+cmp 2 schema "$tmp/ag.json" "$tmp/schema2.json" -o "$tmp/never.txt"
+check grep -q "schema 'zerobench/2' (accepted: zerobench/1)" "$tmp/schema.err"
+cmp 2 tolerance "$tmp/ag.json" "$tmp/ag.json" --tolerance speed=5 -o "$tmp/never.txt"
+check grep -q "unknown metric 'speed' (accepted: time_us" "$tmp/tolerance.err"
+cmp 2 tolerance_value "$tmp/ag.json" "$tmp/ag.json" --tolerance time_us=-1
+cmp 2 tolerance_empty "$tmp/ag.json" "$tmp/ag.json" --tolerance
+cmp 2 format "$tmp/ag.json" "$tmp/ag.json" --format html
+cmp 2 gh_needs_tool "$tmp/ag.json" "$tmp/ag.json" --format github-benchmark
+cmp 2 one_file "$tmp/ag.json"
+for e in mismatch broken missing schema tolerance tolerance_value tolerance_empty format gh_needs_tool one_file; do
+  check [ "$(wc -l <"$tmp/$e.err")" -eq 1 ]
+  check [ ! -s "$tmp/$e.out" ]
+done
+check [ ! -e "$tmp/never.txt" ]
+[ $fail -eq 0 ] && echo "test_compare: $passed checks passed" || exit 1

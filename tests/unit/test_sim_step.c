@@ -1,0 +1,337 @@
+/* The engine on the sim device and comm (harness/device/sim, harness/comm/
+ * sim): small hardware profiles written here make each case exact.
+ *   - determinism: two runs leave identical trace records;
+ *   - sync: overlap 0, and step time = compute + exposed comm + copies;
+ *   - prefetch with every unit's compute longer than its collectives: only
+ *     the first unit's gather and the last reduce-scatter stay exposed
+ *     (derived below from the unit sizes and the link bandwidth);
+ *   - comm twice as slow as compute: the step follows comm (doubling the
+ *     comm time adds what it added to comm);
+ *   - memory per tag equals the ledger's prediction exactly, stages 0-3,
+ *     both schedules, 4 and 32 virtual ranks;
+ *   - the cost formulas, and a profile without a sim parameter refused by
+ *     name. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device_sim.h"
+#include "engine.h"
+#include "overlap.h"
+#include "registry.h"
+#include "sim_coll.h"
+#include "sim_cost.h"
+#include "zb_test.h"
+
+/* flops F, HBM H, NVLink L bytes/s; every efficiency 1, no latency, no
+ * overhead, no interference unless asked. */
+static zb_hw_profile profile(double flops, double hbm, double nvlink, double interference) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\": \"test\", \"kind\": \"gpu\", \"bf16_flops\": %g, \"fp32_flops\": %g, \"mem_bytes\": 1e12,"
+             " \"hbm_bytes_per_s\": %g, \"nvlink_bytes_per_s\": %g, \"nic_bytes_per_s\": %g, \"gpus_per_node\": 8,"
+             " \"sources\": {\"bf16_flops\": \"t\", \"fp32_flops\": \"t\", \"mem_bytes\": \"t\", \"hbm_bytes_per_s\":"
+             " \"t\", \"nvlink_bytes_per_s\": \"t\", \"nic_bytes_per_s\": \"t\", \"gpus_per_node\": \"t\"},"
+             " \"sim\": {\"gemm_efficiency\": [[0, 1.0]], \"mem_efficiency\": 1.0, \"attention_efficiency\": 1.0,"
+             " \"link_latency_s\": {\"intra_node\": 0, \"inter_node\": 0}, \"interference\": %g, \"op_overhead_s\": 0,"
+             " \"sources\": {\"gemm_efficiency\": \"t\", \"mem_efficiency\": \"t\", \"attention_efficiency\": \"t\","
+             " \"link_latency_s\": \"t\", \"interference\": \"t\", \"op_overhead_s\": \"t\"}}}",
+             flops, flops, hbm, nvlink, nvlink / 8, interference);
+    zb_hw_profile hw;
+    memset(&hw, 0, sizeof hw);
+    ZB_CHECK_OK(zb_hw_profile_parse(text, strlen(text), "test-profile.json", &hw));
+    return hw;
+}
+
+typedef struct run_out {
+    zb_overlap ov;
+    int64_t step_ns, copy_ns;
+    uint64_t sent_bytes;
+    size_t peak[ZB_MEM_TAG_COUNT], expected[ZB_MEM_TAG_COUNT];
+    zb_trace_record *recs; /* the measured step's, copied */
+    size_t n_recs;
+} run_out;
+
+static zb_engine_cfg engine_cfg(int stage, zb_step_mode mode) {
+    zb_model_profile mp;
+    ZB_CHECK_OK(zb_model_profile_load("tiny", &mp));
+    zb_engine_cfg ec;
+    memset(&ec, 0, sizeof ec);
+    zb_model_cfg_from_profile(&mp, 1, &ec.model);
+    ec.stage = stage;
+    ec.mode = mode;
+    ec.prefetch_depth = 1;
+    zb_adamw_cfg_default(&ec.opt);
+    ec.param_dtype = ec.grad_dtype = ec.act_dtype = ZB_DTYPE_BF16;
+    return ec;
+}
+
+/* One warm-up step and one measured step on nodes x per_node virtual ranks. */
+static void run(const zb_hw_profile *hw, int stage, zb_step_mode mode, int nodes, int per_node, run_out *out) {
+    memset(out, 0, sizeof *out);
+    zb_trace t;
+    ZB_CHECK_OK(zb_trace_init(&t, 0, true));
+    zb_device_config dc = {0, 0, 1, 30.0, &t, hw};
+    zb_device *dev = NULL;
+    zb_stream *cs = NULL, *ms = NULL;
+    zb_comm *comm = NULL;
+    ZB_CHECK_OK(zb_device_sim_create(&dc, &dev));
+    if (!dev) return;
+    ZB_CHECK_OK(dev->ops->stream_create(dev, "compute", &cs));
+    ZB_CHECK_OK(dev->ops->stream_create(dev, "comm", &ms));
+    zb_stream *streams[2] = {ms, cs};
+    zb_comm_config cc = {30.0, nodes, per_node};
+    ZB_CHECK_OK(zb_comm_backend_find("sim")->create(dev, streams, 2, &cc, &comm));
+    zb_engine_cfg ec = engine_cfg(stage, mode);
+    zb_engine *e = NULL;
+    dev->ops->mem_reset_peak(dev);
+    ZB_CHECK_OK(zb_engine_create(&ec, dev, comm, cs, ms, &e));
+    zb_step_result r;
+    if (e) ZB_CHECK_OK(zb_engine_step(e, 0, &r));
+    size_t first = t.n_records;
+    if (e) ZB_CHECK_OK(zb_engine_step(e, 1, &r));
+    if (e) {
+        ZB_CHECK_OK(zb_overlap_compute(t.records + first, t.n_records - first, r.start_ns, r.end_ns + 1, &out->ov));
+        out->step_ns = r.end_ns - r.start_ns;
+        out->sent_bytes = r.sent_bytes;
+        for (size_t i = first; i < t.n_records; i++) {
+            if (t.records[i].kind == ZB_OP_COPY) out->copy_ns += t.records[i].end_ns - t.records[i].start_ns;
+        }
+        out->n_recs = t.n_records - first;
+        out->recs = (zb_trace_record *)malloc(out->n_recs * sizeof *out->recs + 1);
+        memcpy(out->recs, t.records + first, out->n_recs * sizeof *out->recs);
+        zb_mem_stats ms_;
+        dev->ops->mem_stats(dev, &ms_);
+        memcpy(out->peak, ms_.peak_bytes, sizeof out->peak);
+        zb_engine_expected_peaks(e, out->expected);
+    }
+    zb_engine_destroy(e);
+    zb_comm_destroy(comm);
+    dev->ops->stream_destroy(cs);
+    dev->ops->stream_destroy(ms);
+    zb_dev_destroy(dev);
+    zb_trace_destroy(&t);
+}
+
+static void test_deterministic(void) {
+    zb_hw_profile hw = profile(1e11, 1e10, 1e12, 0.15);
+    run_out a, b;
+    run(&hw, 3, ZB_MODE_PREFETCH, 2, 4, &a);
+    run(&hw, 3, ZB_MODE_PREFETCH, 2, 4, &b);
+    bool same = a.n_recs == b.n_recs && a.n_recs > 0 && a.step_ns == b.step_ns;
+    for (size_t i = 0; same && i < a.n_recs; i++) {
+        same = a.recs[i].start_ns == b.recs[i].start_ns && a.recs[i].end_ns == b.recs[i].end_ns &&
+               a.recs[i].kind == b.recs[i].kind && !strcmp(a.recs[i].label, b.recs[i].label);
+    }
+    ZB_CHECK_MSG(same, "two sim runs differ (%zu vs %zu records, step %lld vs %lld ns)", a.n_recs, b.n_recs,
+                 (long long)a.step_ns, (long long)b.step_ns);
+    free(a.recs), free(b.recs);
+}
+
+/* sync: nothing overlaps and nothing waits idle, so the step is the sum of
+ * compute, comm (all exposed) and the copies (tokens in, loss out). */
+static void test_sync(void) {
+    zb_hw_profile hw = profile(1e11, 1e10, 1e12, 0.15);
+    run_out s;
+    run(&hw, 3, ZB_MODE_SYNC, 1, 4, &s);
+    ZB_CHECK_MSG(s.ov.comm_measured && s.ov.overlap_ns == 0, "sync overlap %lld ns of %lld", (long long)s.ov.overlap_ns,
+                 (long long)s.ov.comm_ns);
+    ZB_CHECK(s.ov.exposed_comm_ns == s.ov.comm_ns);
+    int64_t sum = s.ov.compute_ns + s.ov.exposed_comm_ns + s.copy_ns;
+    ZB_CHECK_MSG(s.step_ns == sum, "sync step %lld ns, compute %lld + exposed comm %lld + copies %lld = %lld",
+                 (long long)s.step_ns, (long long)s.ov.compute_ns, (long long)s.ov.exposed_comm_ns,
+                 (long long)s.copy_ns, (long long)sum);
+    printf("sync: step %lld ns = compute %lld + exposed %lld + copies %lld; overlap 0\n", (long long)s.step_ns,
+           (long long)s.ov.compute_ns, (long long)s.ov.exposed_comm_ns, (long long)s.copy_ns);
+    free(s.recs);
+}
+
+/* The ns of one all-gather or reduce-scatter of unit u on n ranks at bw
+ * (latency 0): its shard times (n-1) bf16 elements over the link. */
+static int64_t coll_ns(const zb_model_cfg *m, int u, int n, double bw) {
+    size_t numel = zb_model_unit_numel(m, u);
+    size_t padded = (numel + (size_t)n - 1) / (size_t)n * (size_t)n;
+    double bytes = (double)(padded / (size_t)n) * (double)(n - 1) * 2.0;
+    return (int64_t)llround(bytes / bw * 1e9);
+}
+
+/* Prefetch, compute-bound (HBM 1e10 B/s against NVLink 1e11: the smallest
+ * unit's compute, the embedding, moves N (2 C e + 4) = 16.6 KB, 1.66 us,
+ * while the largest gather, a layer's, moves 69 KB, 0.69 us; the token
+ * copies before the embedding, 2 x 51 ns, end inside the first gather,
+ * 0.25 us). By hand: the gather of use 0 (unit 0) has nothing before it to
+ * hide behind; every other gather runs beside the compute of the use before
+ * it, every reduce-scatter beside the next unit's backward, except the last
+ * (unit 0's), which only the optimizer could hide and the optimizer needs
+ * it. So
+ *   exposed = G(0) + RS(0) = 2 t_0,   comm = sum over units of 3 t_u
+ * (gather forward, gather backward, reduce-scatter; p = g = 2 bytes), and
+ * overlap = 100 (1 - 2 t_0 / (3 sum t_u)), margin 0.01 points (rounding). */
+static void test_prefetch_hides(void) {
+    const double bw = 1e11;
+    zb_hw_profile hw = profile(1e11, 1e10, bw, 0.0);
+    run_out p;
+    run(&hw, 3, ZB_MODE_PREFETCH, 1, 4, &p);
+    zb_engine_cfg ec = engine_cfg(3, ZB_MODE_PREFETCH);
+    int units = zb_model_n_units(&ec.model);
+    int64_t total = 0;
+    for (int u = 0; u < units; u++) total += 3 * coll_ns(&ec.model, u, 4, bw);
+    int64_t exposed = 2 * coll_ns(&ec.model, 0, 4, bw);
+    double want = 100.0 * (1.0 - (double)exposed / (double)total);
+    ZB_CHECK_MSG(llabs(p.ov.comm_ns - total) <= 3 * units, "prefetch comm %lld ns, by hand %lld",
+                 (long long)p.ov.comm_ns, (long long)total);
+    ZB_CHECK_MSG(fabs(p.ov.overlap_pct - want) <= 0.01, "prefetch overlap %.4f%%, by hand %.4f%%", p.ov.overlap_pct,
+                 want);
+    ZB_CHECK_MSG(llabs(p.ov.exposed_comm_ns - exposed) <= 2, "exposed %lld ns, by hand %lld",
+                 (long long)p.ov.exposed_comm_ns, (long long)exposed);
+    printf("prefetch: overlap %.4f%% (by hand %.4f%%), exposed %lld ns (by hand %lld)\n", p.ov.overlap_pct, want,
+           (long long)p.ov.exposed_comm_ns, (long long)exposed);
+    free(p.recs);
+}
+
+/* Comm twice as slow as compute: the link chosen so that the step's bytes
+ * take twice its compute time. The comm stream then hardly waits for
+ * compute, so the step is comm plus what cannot overlap it (the optimizer
+ * after the last reduction, less than half the compute); doubling the comm
+ * time again adds to the step what it adds to comm, within 2% (the comm
+ * stream still waits for the first units' compute). A compute-bound step
+ * would grow by its exposed comm only. */
+static void test_comm_bound(void) {
+    zb_hw_profile probe = profile(1e11, 1e10, 1e12, 0.0);
+    run_out base;
+    run(&probe, 3, ZB_MODE_PREFETCH, 1, 4, &base);
+    double bw = (double)base.sent_bytes / (2.0 * (double)base.ov.compute_ns * 1e-9);
+    zb_hw_profile slow = profile(1e11, 1e10, bw, 0.0), slower = profile(1e11, 1e10, bw / 2, 0.0);
+    run_out a, b;
+    run(&slow, 3, ZB_MODE_PREFETCH, 1, 4, &a);
+    run(&slower, 3, ZB_MODE_PREFETCH, 1, 4, &b);
+    double ratio = (double)a.ov.comm_ns / (double)a.ov.compute_ns;
+    ZB_CHECK_MSG(fabs(ratio - 2.0) < 0.01, "comm / compute %.4f, meant 2", ratio);
+    ZB_CHECK_MSG(a.step_ns >= a.ov.comm_ns && a.step_ns - a.ov.comm_ns < a.ov.compute_ns / 2,
+                 "comm-bound step %lld ns against comm %lld, compute %lld", (long long)a.step_ns,
+                 (long long)a.ov.comm_ns, (long long)a.ov.compute_ns);
+    double d_step = (double)(b.step_ns - a.step_ns), d_comm = (double)(b.ov.comm_ns - a.ov.comm_ns);
+    ZB_CHECK_MSG(fabs(d_step / d_comm - 1.0) < 0.02, "doubling comm added %.0f ns to comm, %.0f to the step", d_comm,
+                 d_step);
+    printf("comm-bound: comm %lld ns = %.3f x compute, step %lld ns; doubling comm: +%.0f comm, +%.0f step\n",
+           (long long)a.ov.comm_ns, ratio, (long long)a.step_ns, d_comm, d_step);
+    free(base.recs), free(a.recs), free(b.recs);
+}
+
+/* Interference f: compute beside a collective runs 1 + f times slower, so
+ * compute grows by f / (1 + f) of the time it overlapped comm (every
+ * collective the engine overlaps is issued before the compute beside it). */
+static void test_interference(void) {
+    const double f = 0.5;
+    zb_hw_profile plain = profile(1e11, 1e10, 1e11, 0.0), slowed = profile(1e11, 1e10, 1e11, f);
+    run_out a, b;
+    run(&plain, 3, ZB_MODE_PREFETCH, 1, 4, &a);
+    run(&slowed, 3, ZB_MODE_PREFETCH, 1, 4, &b);
+    double grew = (double)(b.ov.compute_ns - a.ov.compute_ns), want = (double)b.ov.overlap_ns * f / (1.0 + f);
+    ZB_CHECK_MSG(grew > 0 && fabs(grew - want) <= 0.01 * want + 50, "interference %.2f: compute grew %.0f ns, "
+                 "overlap %lld ns says %.0f", f, grew, (long long)b.ov.overlap_ns, want);
+    printf("interference %.2f: compute +%.0f ns, f/(1+f) x overlap %.0f ns\n", f, grew, want);
+    free(a.recs), free(b.recs);
+}
+
+/* The sim's per-tag peaks are the engine's own accounting: the ledger's. */
+static void test_memory_ledger(void) {
+    zb_hw_profile hw = profile(1e11, 1e10, 1e12, 0.15);
+    const int shapes[2][2] = {{1, 4}, {4, 8}};
+    for (int sh = 0; sh < 2; sh++) {
+        for (int stage = 0; stage <= 3; stage++) {
+            for (int m = 0; m < 2; m++) {
+                run_out r;
+                run(&hw, stage, (zb_step_mode)m, shapes[sh][0], shapes[sh][1], &r);
+                for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
+                    ZB_CHECK_MSG(r.peak[k] == r.expected[k], "%d ranks stage %d %s: %s peak %zu, ledger %zu",
+                                 shapes[sh][0] * shapes[sh][1], stage, m ? "prefetch" : "sync",
+                                 zb_mem_tag_name((zb_mem_tag)k), r.peak[k], r.expected[k]);
+                }
+                free(r.recs);
+            }
+        }
+    }
+}
+
+static void test_costs(void) {
+    zb_hw_profile hw = profile(1e12, 1e11, 1e11, 0.0);
+    hw.sim.n_gemm_eff = 3;
+    const double dims[3] = {0, 100, 1000}, effs[3] = {0.25, 0.5, 1.0};
+    memcpy(hw.sim.gemm_min_dim, dims, sizeof dims);
+    memcpy(hw.sim.gemm_eff, effs, sizeof effs);
+    ZB_CHECK(zb_hw_sim_gemm_eff(&hw.sim, 99) == 0.25 && zb_hw_sim_gemm_eff(&hw.sim, 100) == 0.5);
+    ZB_CHECK(zb_hw_sim_gemm_eff(&hw.sim, 5000) == 1.0);
+    /* 2 x 1000 x 1000 x 50 FLOPs at 1e12 x 0.25 (min dim 50) */
+    ZB_CHECK(fabs(zb_sim_gemm_s(&hw, 1000, 1000, 50, ZB_DTYPE_BF16) - 4e-4) < 1e-12);
+    ZB_CHECK(fabs(zb_sim_mem_s(&hw, 1e9) - 1e-2) < 1e-15);
+    /* ring all-gather on 2 x 8: 15 steps x 7 us + bytes over the NIC (1.25e10) */
+    hw.sim.latency_intra_s = 1e-6;
+    hw.sim.latency_inter_s = 7e-6;
+    double t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
+    ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 0.1)) < 1e-12, "all-gather %.9f s", t);
+    ZB_CHECK(zb_sim_coll_steps(ZB_COLL_ALLREDUCE, 8) == 14 && zb_sim_coll_steps(ZB_COLL_BARRIER, 5) == 3);
+    ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
+    ZB_CHECK(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 0, 1, 1) == 0.0);
+    /* a profile without one of them: named with its file */
+    hw.sim.have &= ~(unsigned)ZB_SIM_INTERFERENCE;
+    ZB_CHECK(zb_hw_sim_require(&hw, ZB_SIM_DEVICE_NEEDS) == ZB_ERR_INVALID);
+    ZB_CHECK(strstr(zb_error_message(), "sim.interference") && strstr(zb_error_message(), "test-profile.json"));
+    zb_error_clear();
+    hw.nic_bytes_per_s = 0;
+    ZB_CHECK(zb_hw_sim_require(&hw, zb_sim_coll_needs(2, 8)) == ZB_ERR_INVALID);
+    ZB_CHECK(strstr(zb_error_message(), "nic_bytes_per_s") != NULL);
+    zb_error_clear();
+}
+
+/* The "sim" object is checked when the profile loads: types, ranges, order,
+ * and a source for each parameter given; absent, the profile still loads. */
+static void test_profile_sim(void) {
+    const char *base = "{\"name\": \"p\", \"kind\": \"gpu\", \"bf16_flops\": 1, \"fp32_flops\": 1, \"mem_bytes\": 1,"
+                       " \"hbm_bytes_per_s\": 1, \"nvlink_bytes_per_s\": 0, \"nic_bytes_per_s\": 0, \"gpus_per_node\": 1,"
+                       " \"sources\": {\"bf16_flops\": \"t\", \"fp32_flops\": \"t\", \"mem_bytes\": \"t\","
+                       " \"hbm_bytes_per_s\": \"t\", \"nvlink_bytes_per_s\": \"t\", \"nic_bytes_per_s\": \"t\","
+                       " \"gpus_per_node\": \"t\"}";
+    static const struct {
+        const char *sim, *needle; /* needle NULL: loads */
+    } cases[] = {
+        {"", NULL},
+        {", \"sim\": {\"interference\": 0.2, \"sources\": {\"interference\": \"x\"}}", NULL},
+        {", \"sim\": {\"interference\": 0.2}", "sim.sources"},
+        {", \"sim\": {\"interference\": 0.2, \"sources\": {}}", "sim.sources.interference"},
+        {", \"sim\": {\"gemm_efficiency\": [[0, 0.5], [0, 0.6]], \"sources\": {\"gemm_efficiency\": \"x\"}}",
+         "sim.gemm_efficiency[1]"},
+        {", \"sim\": {\"gemm_efficiency\": [[0, 1.5]], \"sources\": {\"gemm_efficiency\": \"x\"}}",
+         "sim.gemm_efficiency[0]"},
+        {", \"sim\": {\"mem_efficiency\": 0, \"sources\": {\"mem_efficiency\": \"x\"}}", "sim.mem_efficiency"},
+        {", \"sim\": {\"link_latency_s\": {\"intra_node\": -1}, \"sources\": {\"link_latency_s\": \"x\"}}",
+         "sim.link_latency_s.intra_node"},
+        {", \"sim\": [1]", "\"sim\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[2048];
+        snprintf(text, sizeof text, "%s%s}", base, cases[i].sim);
+        zb_hw_profile hw;
+        zb_status st = zb_hw_profile_parse(text, strlen(text), "p.json", &hw);
+        if (!cases[i].needle) {
+            ZB_CHECK_MSG(st == ZB_OK, "case %zu: %s", i, zb_error_message());
+        } else {
+            ZB_CHECK_MSG(st == ZB_ERR_INVALID && strstr(zb_error_message(), cases[i].needle) &&
+                             strstr(zb_error_message(), "p.json"),
+                         "case %zu: %s: '%s', want '%s'", i, zb_status_name(st), zb_error_message(), cases[i].needle);
+        }
+        zb_error_clear();
+    }
+}
+
+int main(void) {
+    test_profile_sim();
+    test_costs();
+    test_deterministic();
+    test_sync();
+    test_prefetch_hides();
+    test_comm_bound();
+    test_interference();
+    test_memory_ledger();
+    return zb_test_finish("test_sim_step");
+}

@@ -1,0 +1,324 @@
+/* zerobench compare BASE.json NEW.json: pairs the runs of two results files
+ * by their identity (run_identity.h), judges every judged metric of each
+ * pair (metric_table.h) against its tolerance, direction-aware and
+ * noise-aware, and prints the table (compare_format.c). Exit 0: nothing
+ * regressed; 1: a regression; 2: unusable input (a missing or broken file,
+ * another schema, no run in common, a bad flag). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "compare.h"
+#include "parse.h"
+#include "results.h"
+#include "run_identity.h"
+#include "tool.h"
+
+#define ZB_CMP_MAX_TOL 64
+
+const char *zb_verdict_name(zb_verdict v) {
+    switch (v) {
+    case ZB_VERDICT_OK: return "ok";
+    case ZB_VERDICT_BETTER: return "better";
+    case ZB_VERDICT_REGRESSION: return "REGRESSION";
+    case ZB_VERDICT_NOISE: return "noise";
+    case ZB_VERDICT_NOT_MEASURED: return "n/m";
+    }
+    return "?";
+}
+
+void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
+                      const json_t *new_metrics, zb_cmp_row *row) {
+    row->m = m;
+    row->tolerance = tol;
+    row->have_base = zb_metric_value(base_metrics, m->key, &row->base);
+    row->have_new = zb_metric_value(new_metrics, m->key, &row->new_value);
+    row->delta = 0.0;
+    row->delta_finite = true;
+    row->new_has_spread = false;
+    row->verdict = ZB_VERDICT_NOT_MEASURED;
+    if (!row->have_base || !row->have_new) return;
+    double b = row->base, n = row->new_value, diff = n - b;
+    if (m->absolute) {
+        row->delta = diff;
+    } else if (b != 0.0) {
+        row->delta = 100.0 * diff / fabs(b);
+    } else {
+        row->delta_finite = diff == 0.0;
+        row->delta = diff == 0.0 ? 0.0 : (diff > 0 ? INFINITY : -INFINITY);
+    }
+    /* worse > 0: the change in the bad direction, in the tolerance's terms */
+    double worse = m->better == ZB_BETTER_LOWER ? row->delta : -row->delta;
+    double base_lo, base_hi;
+    bool base_spread = zb_metric_spread(base_metrics, m->key, b, &base_lo, &base_hi);
+    row->new_has_spread = zb_metric_spread(new_metrics, m->key, n, &row->new_lo, &row->new_hi);
+    if (worse > tol) {
+        bool inside = (base_spread && n >= base_lo && n <= base_hi) ||
+                      (row->new_has_spread && b >= row->new_lo && b <= row->new_hi);
+        row->verdict = inside ? ZB_VERDICT_NOISE : ZB_VERDICT_REGRESSION;
+    } else {
+        row->verdict = -worse > tol ? ZB_VERDICT_BETTER : ZB_VERDICT_OK;
+    }
+}
+
+/* ---- arguments ------------------------------------------------------------ */
+
+typedef struct cmp_args {
+    const char *files[2];
+    int n_files;
+    zb_cmp_format format;
+    int github_tool; /* -1 unset, 0 smaller, 1 bigger */
+    const char *output;
+    double tol[ZB_CMP_MAX_TOL];
+    const zb_metric_def *tol_metric[ZB_CMP_MAX_TOL];
+    int n_tol;
+    bool help;
+} cmp_args;
+
+static const char *cmp_usage =
+    "usage: zerobench compare BASE.json NEW.json [options]\n"
+    "  Pairs the runs of two results files by identity and judges each metric:\n"
+    "  exit 0 nothing regressed, 1 a regression, 2 unusable input.\n"
+    "  --tolerance KEY=X[,KEY=X]  tolerance of a metric (repeatable): % of the base value,\n"
+    "                           or points / elements for *_pct metrics and wrong\n"
+    "  --format text|markdown|github-benchmark   output (default text)\n"
+    "  --github-tool customSmallerIsBetter|customBiggerIsBetter\n"
+    "                           the direction github-benchmark writes (one per file; required)\n"
+    "  -o, --output FILE        write the output to FILE (atomically) instead of stdout\n"
+    "  -h, --help               this help\n";
+
+static zb_status add_tolerances(cmp_args *a, const char *text) {
+    char buf[512], names[1024];
+    if (strlen(text) >= sizeof buf) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance: value too long");
+    strcpy(buf, text);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance '%.64s': expected KEY=X (e.g. step_time_ms=5)", item);
+        *eq = '\0';
+        const zb_metric_def *m = zb_metric_find(item);
+        if (!m) {
+            zb_metric_names(names, sizeof names);
+            return ZB_FAIL(ZB_ERR_INVALID, "--tolerance: unknown metric '%.64s' (accepted: %s)", item, names);
+        }
+        double v;
+        if (zb_parse_double(eq + 1, &v) != ZB_OK || v < 0) {
+            return ZB_FAIL(ZB_ERR_INVALID, "--tolerance %s='%.32s': expected a number >= 0", item, eq + 1);
+        }
+        if (a->n_tol >= ZB_CMP_MAX_TOL) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance: at most %d", ZB_CMP_MAX_TOL);
+        a->tol_metric[a->n_tol] = m;
+        a->tol[a->n_tol++] = v;
+    }
+    return ZB_OK;
+}
+
+/* The value of flag argv[*i] ("--flag VALUE" or "--flag=VALUE"), or NULL. */
+static const char *flag_value(int argc, char **argv, int *i, const char *flag, const char *alias) {
+    const char *arg = argv[*i];
+    size_t n = strlen(flag);
+    if (!strncmp(arg, flag, n) && arg[n] == '=') return arg + n + 1;
+    if (!strcmp(arg, flag) || (alias && !strcmp(arg, alias))) {
+        if (*i + 1 >= argc) return "";
+        return argv[++*i];
+    }
+    return NULL;
+}
+
+static zb_status parse_args(int argc, char **argv, cmp_args *a) {
+    memset(a, 0, sizeof *a);
+    a->github_tool = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            a->help = true;
+        } else if ((v = flag_value(argc, argv, &i, "--tolerance", NULL))) {
+            if (!*v) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance needs KEY=X (e.g. step_time_ms=5)");
+            ZB_TRY(add_tolerances(a, v));
+        } else if ((v = flag_value(argc, argv, &i, "--format", NULL))) {
+            if (!strcmp(v, "text")) a->format = ZB_CMP_TEXT;
+            else if (!strcmp(v, "markdown")) a->format = ZB_CMP_MARKDOWN;
+            else if (!strcmp(v, "github-benchmark")) a->format = ZB_CMP_GITHUB;
+            else return ZB_FAIL(ZB_ERR_INVALID, "--format '%.32s' (accepted: text, markdown, github-benchmark)", v);
+        } else if ((v = flag_value(argc, argv, &i, "--github-tool", NULL))) {
+            if (!strcmp(v, "customSmallerIsBetter")) a->github_tool = 0;
+            else if (!strcmp(v, "customBiggerIsBetter")) a->github_tool = 1;
+            else {
+                return ZB_FAIL(ZB_ERR_INVALID,
+                               "--github-tool '%.32s' (accepted: customSmallerIsBetter, customBiggerIsBetter)", v);
+            }
+        } else if ((v = flag_value(argc, argv, &i, "--output", "-o"))) {
+            if (!*v) return ZB_FAIL(ZB_ERR_INVALID, "--output: expected a file name");
+            a->output = v;
+        } else if (arg[0] == '-' && arg[1]) {
+            return ZB_FAIL(ZB_ERR_INVALID, "unknown option '%.32s' (see zerobench compare --help)", arg);
+        } else if (a->n_files < 2) {
+            a->files[a->n_files++] = arg;
+        } else {
+            return ZB_FAIL(ZB_ERR_INVALID, "'%.64s': compare takes two results files (BASE NEW)", arg);
+        }
+    }
+    if (a->help) return ZB_OK;
+    if (a->n_files != 2) return ZB_FAIL(ZB_ERR_INVALID, "expected two results files, BASE.json NEW.json (got %d)", a->n_files);
+    if (a->format == ZB_CMP_GITHUB && a->github_tool < 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--format github-benchmark needs --github-tool customSmallerIsBetter or "
+                                       "customBiggerIsBetter (the action reads one direction per file)");
+    }
+    if (a->format != ZB_CMP_GITHUB && a->github_tool >= 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--github-tool goes with --format github-benchmark");
+    }
+    return ZB_OK;
+}
+
+static double tolerance_of(const cmp_args *a, const zb_metric_def *m) {
+    double t = m->tolerance;
+    for (int i = 0; i < a->n_tol; i++) {
+        if (a->tol_metric[i] == m) t = a->tol[i]; /* the last one given wins */
+    }
+    return t;
+}
+
+/* ---- the comparison ----------------------------------------------------- */
+
+static void result_free(zb_cmp_result *r) {
+    for (size_t i = 0; i < r->n_only_base; i++) free(r->only_base[i]);
+    for (size_t i = 0; i < r->n_only_new; i++) free(r->only_new[i]);
+    free(r->only_base);
+    free(r->only_new);
+    free(r->pairs);
+    free(r->rows);
+}
+
+static char *label_dup(const json_t *run) {
+    char label[160];
+    zb_run_label(run, label, sizeof label);
+    return strdup(label);
+}
+
+/* Lists the runs of `runs` that no pair uses (used[i] false). */
+static zb_status list_unmatched(const json_t *runs, const bool *used, char ***out, size_t *n) {
+    size_t total = json_array_size(runs);
+    *out = (char **)calloc(total ? total : 1, sizeof **out);
+    if (!*out) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    *n = 0;
+    for (size_t i = 0; i < total; i++) {
+        if (used[i]) continue;
+        if (!((*out)[(*n)++] = label_dup(json_array_get(runs, i)))) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    }
+    return ZB_OK;
+}
+
+static zb_status compare_docs(const cmp_args *a, const json_t *base, const json_t *nw, zb_cmp_result *r) {
+    const json_t *br = json_object_get(base, "runs"), *nr = json_object_get(nw, "runs");
+    size_t nb = json_array_size(br), nn = json_array_size(nr), n_pairs = 0;
+    char shown[2][72];
+    zb_results_shown_path(a->files[0], shown[0]);
+    zb_results_shown_path(a->files[1], shown[1]);
+    if (!nb) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", shown[0]);
+    if (!nn) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", shown[1]);
+    long *pair = (long *)malloc(nb * sizeof *pair);
+    bool *used_b = (bool *)calloc(nb, 1), *used_n = (bool *)calloc(nn, 1);
+    size_t n_metrics = 0;
+    while (zb_metric_at((int)n_metrics)) n_metrics++;
+    zb_status s = ZB_OK;
+    if (!pair || !used_b || !used_n || !zb_run_pair(br, nr, pair, &n_pairs)) {
+        s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    } else if (n_pairs == 0) {
+        char lb[160], ln[160];
+        zb_run_label(json_array_get(br, 0), lb, sizeof lb);
+        zb_run_label(json_array_get(nr, 0), ln, sizeof ln);
+        s = ZB_FAIL(ZB_ERR_INVALID, "no run of '%s' matches a run of '%s' (the first are '%s' and '%s')", shown[0],
+                    shown[1], lb, ln);
+    } else {
+        r->pairs = (zb_cmp_pair *)calloc(n_pairs, sizeof *r->pairs);
+        r->rows = (zb_cmp_row *)calloc(n_pairs * n_metrics, sizeof *r->rows);
+        if (!r->pairs || !r->rows) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    }
+    for (size_t i = 0; s == ZB_OK && i < nb; i++) {
+        if (pair[i] < 0) continue;
+        used_b[i] = used_n[pair[i]] = true;
+        zb_cmp_pair *p = &r->pairs[r->n_pairs];
+        p->base_run = json_array_get(br, i);
+        p->new_run = json_array_get(nr, (size_t)pair[i]);
+        zb_run_label(p->base_run, p->label, sizeof p->label);
+        if (zb_run_is_simulated(p->base_run) || zb_run_is_simulated(p->new_run)) {
+            size_t len = strlen(p->label);
+            snprintf(p->label + len, sizeof p->label - len, " (%s simulated)",
+                     zb_run_is_simulated(p->base_run) ? (zb_run_is_simulated(p->new_run) ? "both" : "base")
+                                                      : "new");
+        }
+        const json_t *bm = json_object_get(p->base_run, "metrics"), *nm = json_object_get(p->new_run, "metrics");
+        for (size_t k = 0; k < n_metrics; k++) {
+            const zb_metric_def *m = zb_metric_at((int)k);
+            if (!json_object_get(bm, m->key) && !json_object_get(nm, m->key)) continue;
+            zb_cmp_row *row = &r->rows[r->n_rows++];
+            row->pair = r->n_pairs;
+            zb_compare_judge(m, tolerance_of(a, m), bm, nm, row);
+            r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;
+            r->n_noise += row->verdict == ZB_VERDICT_NOISE;
+            r->n_better += row->verdict == ZB_VERDICT_BETTER;
+        }
+        r->n_pairs++;
+    }
+    if (s == ZB_OK) s = list_unmatched(br, used_b, &r->only_base, &r->n_only_base);
+    if (s == ZB_OK) s = list_unmatched(nr, used_n, &r->only_new, &r->n_only_new);
+    free(pair);
+    free(used_b);
+    free(used_n);
+    return s;
+}
+
+static int fail_input(void) {
+    fprintf(stderr, "zerobench compare: %s\n", zb_error_message());
+    return 2;
+}
+
+static int compare_main(int argc, char **argv) {
+    cmp_args a;
+    if (parse_args(argc, argv, &a) != ZB_OK) return fail_input();
+    if (a.help) {
+        fputs(cmp_usage, stdout);
+        return 0;
+    }
+    json_t *base = NULL, *nw = NULL;
+    if (zb_results_load(a.files[0], &base) != ZB_OK) return fail_input();
+    if (zb_results_load(a.files[1], &nw) != ZB_OK) {
+        json_decref(base);
+        return fail_input();
+    }
+    zb_cmp_result r;
+    memset(&r, 0, sizeof r);
+    r.base_path = a.files[0];
+    r.new_path = a.files[1];
+    char *text = NULL;
+    zb_status s = compare_docs(&a, base, nw, &r);
+    if (s == ZB_OK) s = zb_compare_render(&r, a.format, a.github_tool == 1, &text);
+    int code = 0;
+    if (s != ZB_OK) {
+        code = s == ZB_ERR_INVALID ? fail_input() : (fprintf(stderr, "zerobench compare: %s\n", zb_error_message()), 1);
+    } else if (a.output) {
+        if (zb_atomic_write(a.output, text, strlen(text)) != ZB_OK) {
+            fprintf(stderr, "zerobench compare: %s\n", zb_error_message());
+            code = 1;
+        }
+    } else {
+        fputs(text, stdout);
+    }
+    if (code == 0 && r.n_regressions) code = 1;
+    if (s == ZB_OK && (r.n_only_base || r.n_only_new) && a.format == ZB_CMP_GITHUB) {
+        fprintf(stderr, "zerobench compare: %zu run(s) only in BASE, %zu only in NEW (not written)\n",
+                r.n_only_base, r.n_only_new);
+    }
+    free(text);
+    result_free(&r);
+    json_decref(base);
+    json_decref(nw);
+    return code;
+}
+
+const zb_tool zb_tool_compare = {
+    .name = "compare",
+    .summary = "judge NEW.json against BASE.json: regressions per run and metric (exit 1 on any)",
+    .main = compare_main,
+};

@@ -1,0 +1,74 @@
+/* zerobench compare: what the judging (compare.c) hands to the formats
+ * (compare_format.c), and the judgement of one metric of a pair of runs. */
+#ifndef ZB_COMPARE_H
+#define ZB_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "metric_table.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zb_verdict {
+    ZB_VERDICT_OK = 0,     /* within tolerance */
+    ZB_VERDICT_BETTER,     /* improved beyond tolerance */
+    ZB_VERDICT_REGRESSION, /* worse beyond tolerance and outside the spread */
+    ZB_VERDICT_NOISE,      /* worse beyond tolerance, inside a run's min-max spread */
+    ZB_VERDICT_NOT_MEASURED /* null or absent in one of the runs: not judged */
+} zb_verdict;
+
+const char *zb_verdict_name(zb_verdict v);
+
+typedef struct zb_cmp_row {
+    size_t pair;               /* index into zb_cmp_result.pairs */
+    const zb_metric_def *m;
+    double base, new_value;
+    bool have_base, have_new;
+    double delta;              /* % of |base|, or the difference when m->absolute */
+    bool delta_finite;         /* false when base is 0 and new is not (relative) */
+    double tolerance;
+    double new_lo, new_hi;     /* new's spread (the value itself without one) */
+    bool new_has_spread;
+    zb_verdict verdict;
+} zb_cmp_row;
+
+typedef struct zb_cmp_pair {
+    const json_t *base_run, *new_run; /* borrowed from the loaded documents */
+    char label[160];
+} zb_cmp_pair;
+
+typedef struct zb_cmp_result {
+    const char *base_path, *new_path;
+    zb_cmp_pair *pairs;
+    size_t n_pairs;
+    zb_cmp_row *rows;
+    size_t n_rows;
+    char **only_base, **only_new; /* labels of unmatched runs */
+    size_t n_only_base, n_only_new;
+    size_t n_regressions, n_noise, n_better;
+} zb_cmp_result;
+
+/* Judges metric m of one pair of runs' metrics objects with tolerance `tol`
+ * (relative % or absolute, as m says). The noise rule: a change worse than
+ * the tolerance is noise, not a regression, when the new value lies inside
+ * the base run's min-max spread or the base value inside the new run's. */
+void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
+                      const json_t *new_metrics, zb_cmp_row *row);
+
+typedef enum zb_cmp_format { ZB_CMP_TEXT = 0, ZB_CMP_MARKDOWN, ZB_CMP_GITHUB } zb_cmp_format;
+
+/* The result in `format` as a malloc'ed string (*out, free() it). For
+ * ZB_CMP_GITHUB, `bigger` selects the direction written (the action's
+ * customBiggerIsBetter or customSmallerIsBetter: one direction per file). */
+zb_status zb_compare_render(const zb_cmp_result *r, zb_cmp_format format, bool bigger, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

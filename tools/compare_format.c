@@ -1,0 +1,228 @@
+/* compare's three outputs (compare.h): an aligned text table, a Markdown
+ * table (a pull-request comment), and the JSON array github-action-benchmark
+ * reads for its customSmallerIsBetter / customBiggerIsBetter tools: objects
+ * with "name", "unit", "value" and the optional strings "range" and "extra".
+ * The action keeps its own history, so "value" is NEW's figure; the base's
+ * and the verdict go in "extra". One direction per array, as the action
+ * reads one per file. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "report.h"
+#include "table.h"
+
+/* A growing string; `oom` remembers a failed allocation. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->p && b->len + (size_t)w < b->cap) {
+            b->len += (size_t)w;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)w;
+        char *p = (char *)realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        if (!b->p) p[0] = '\0';
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static void fmt_value(double v, char *out, size_t n) { snprintf(out, n, "%.6g", v); }
+
+/* The change as the tolerance counts it: "+5.2 %", "-3.1 pp", "+2 elements". */
+static void fmt_delta(const zb_cmp_row *r, char *out, size_t n) {
+    if (r->verdict == ZB_VERDICT_NOT_MEASURED) snprintf(out, n, "-");
+    else if (!r->delta_finite) snprintf(out, n, "%s from 0", r->delta > 0 ? "up" : "down");
+    else if (!r->m->absolute) snprintf(out, n, "%+.2f %%", r->delta);
+    else if (!strcmp(r->m->unit, "%")) snprintf(out, n, "%+.2f pp", r->delta);
+    else snprintf(out, n, "%+g %s", r->delta, r->m->unit);
+}
+
+static void fmt_tol(const zb_cmp_row *r, char *out, size_t n) {
+    if (!r->m->absolute) snprintf(out, n, "%g %%", r->tolerance);
+    else if (!strcmp(r->m->unit, "%")) snprintf(out, n, "%g pp", r->tolerance);
+    else snprintf(out, n, "%g %s", r->tolerance, r->m->unit);
+}
+
+static void fmt_side(const zb_cmp_row *r, bool is_new, char *out, size_t n) {
+    bool have = is_new ? r->have_new : r->have_base;
+    if (!have) snprintf(out, n, "n/m");
+    else fmt_value(is_new ? r->new_value : r->base, out, n);
+}
+
+static void summary_line(const zb_cmp_result *r, sbuf *b) {
+    sb_printf(b, "%zu regression(s), %zu inside the runs' spread (noise), %zu better, in %zu comparison(s) of %zu "
+                 "matched run(s)",
+              r->n_regressions, r->n_noise, r->n_better, r->n_rows, r->n_pairs);
+}
+
+static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
+    sb_printf(b, "# zerobench compare: BASE %s, NEW %s: %zu matched run(s)\n", r->base_path, r->new_path, r->n_pairs);
+    sb_printf(b, "# change: %% of the base value (pp: points of a percentage); noise: worse than the tolerance "
+                 "but inside a run's min-max spread\n");
+    zb_table *t = zb_table_new();
+    if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    const char *heads[] = {"run", "metric", "unit", "base", "new", "change", "tolerance", "verdict"};
+    zb_status s = ZB_OK;
+    for (int c = 0; s == ZB_OK && c < 8; c++) {
+        s = zb_table_add_column(t, heads[c], NULL, c < 3 || c == 7 ? ZB_ALIGN_LEFT : ZB_ALIGN_RIGHT);
+    }
+    for (size_t i = 0; s == ZB_OK && i < r->n_rows; i++) {
+        const zb_cmp_row *row = &r->rows[i];
+        char base[32], nw[32], delta[48], tol[48];
+        fmt_side(row, false, base, sizeof base);
+        fmt_side(row, true, nw, sizeof nw);
+        fmt_delta(row, delta, sizeof delta);
+        fmt_tol(row, tol, sizeof tol);
+        s = zb_table_add_row(t);
+        if (s == ZB_OK) {
+            zb_table_set(t, 0, "%s", r->pairs[row->pair].label);
+            zb_table_set(t, 1, "%s", row->m->key);
+            zb_table_set(t, 2, "%s", row->m->unit);
+            zb_table_set(t, 3, "%s", base);
+            zb_table_set(t, 4, "%s", nw);
+            zb_table_set(t, 5, "%s", delta);
+            zb_table_set(t, 6, "%s", tol);
+            zb_table_set(t, 7, "%s", zb_verdict_name(row->verdict));
+        }
+    }
+    /* the table prints to a stream: a memory stream gathers it */
+    char *mem = NULL;
+    size_t mem_len = 0;
+    FILE *f = s == ZB_OK ? open_memstream(&mem, &mem_len) : NULL;
+    if (s == ZB_OK && !f) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    if (f) {
+        s = zb_table_print(t, f, "#");
+        fclose(f);
+        if (s == ZB_OK) sb_printf(b, "%s", mem);
+        free(mem);
+    }
+    zb_table_free(t);
+    for (size_t i = 0; i < r->n_only_base; i++) sb_printf(b, "# only in BASE: %s\n", r->only_base[i]);
+    for (size_t i = 0; i < r->n_only_new; i++) sb_printf(b, "# only in NEW: %s\n", r->only_new[i]);
+    sb_printf(b, "# ");
+    summary_line(r, b);
+    sb_printf(b, "\n");
+    return s;
+}
+
+/* Markdown cells: a '|' would end the cell. */
+static void md_cell(sbuf *b, const char *s) {
+    for (; *s; s++) {
+        if (*s == '|') sb_printf(b, "\\|");
+        else sb_printf(b, "%c", *s);
+    }
+}
+
+static zb_status render_markdown(const zb_cmp_result *r, sbuf *b) {
+    sb_printf(b, "### zerobench compare\n\nBASE `");
+    md_cell(b, r->base_path);
+    sb_printf(b, "`, NEW `");
+    md_cell(b, r->new_path);
+    sb_printf(b, "`: %s", r->n_regressions ? "**" : "");
+    summary_line(r, b);
+    sb_printf(b, "%s.\n\n", r->n_regressions ? "**" : "");
+    sb_printf(b, "| run | metric | base | new | change | tolerance | verdict |\n");
+    sb_printf(b, "|---|---|---:|---:|---:|---:|---|\n");
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const zb_cmp_row *row = &r->rows[i];
+        char base[32], nw[32], delta[48], tol[48];
+        fmt_side(row, false, base, sizeof base);
+        fmt_side(row, true, nw, sizeof nw);
+        fmt_delta(row, delta, sizeof delta);
+        fmt_tol(row, tol, sizeof tol);
+        bool bad = row->verdict == ZB_VERDICT_REGRESSION;
+        sb_printf(b, "| ");
+        md_cell(b, r->pairs[row->pair].label);
+        sb_printf(b, " | %s (%s) | %s | %s | %s | %s | %s%s%s |\n", row->m->key, row->m->unit, base, nw, delta, tol,
+                  bad ? "**" : "", zb_verdict_name(row->verdict), bad ? "**" : "");
+    }
+    if (r->n_only_base || r->n_only_new) sb_printf(b, "\n");
+    for (size_t i = 0; i < r->n_only_base; i++) {
+        sb_printf(b, "- only in BASE: ");
+        md_cell(b, r->only_base[i]);
+        sb_printf(b, "\n");
+    }
+    for (size_t i = 0; i < r->n_only_new; i++) {
+        sb_printf(b, "- only in NEW: ");
+        md_cell(b, r->only_new[i]);
+        sb_printf(b, "\n");
+    }
+    return ZB_OK;
+}
+
+static zb_status render_github(const zb_cmp_result *r, bool bigger, sbuf *b) {
+    json_t *arr = json_array();
+    if (!arr) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const zb_cmp_row *row = &r->rows[i];
+        if (!row->have_new || (row->m->better == ZB_BETTER_HIGHER) != bigger) continue;
+        char name[224], extra[160], base[32], delta[48];
+        snprintf(name, sizeof name, "%s / %s", r->pairs[row->pair].label, row->m->key);
+        fmt_side(row, false, base, sizeof base);
+        fmt_delta(row, delta, sizeof delta);
+        snprintf(extra, sizeof extra, "base %s, change %s, %s", base, delta, zb_verdict_name(row->verdict));
+        json_t *o = json_object();
+        if (!o) break;
+        json_object_set_new(o, "name", json_string(name));
+        json_object_set_new(o, "unit", json_string(row->m->unit));
+        json_object_set_new(o, "value", zb_json_real_or_null(row->new_value));
+        if (row->new_has_spread) {
+            char range[80];
+            snprintf(range, sizeof range, "%.6g..%.6g", row->new_lo, row->new_hi);
+            json_object_set_new(o, "range", json_string(range));
+        }
+        json_object_set_new(o, "extra", json_string(extra));
+        json_array_append_new(arr, o);
+    }
+    size_t len = 0;
+    char *text = zb_json_dump(arr, 2, &len);
+    json_decref(arr);
+    if (!text) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    sb_printf(b, "%s%s", text, len && text[len - 1] == '\n' ? "" : "\n");
+    free(text);
+    return ZB_OK;
+}
+
+zb_status zb_compare_render(const zb_cmp_result *r, zb_cmp_format format, bool bigger, char **out) {
+    sbuf b = {0};
+    sb_printf(&b, "%s", "");
+    zb_status s = format == ZB_CMP_MARKDOWN ? render_markdown(r, &b)
+                  : format == ZB_CMP_GITHUB ? render_github(r, bigger, &b)
+                                            : render_text(r, &b);
+    if (s == ZB_OK && b.oom) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    if (s != ZB_OK) {
+        free(b.p);
+        return s;
+    }
+    *out = b.p;
+    return ZB_OK;
+}

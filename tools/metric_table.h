@@ -1,0 +1,48 @@
+/* The metrics the tools judge (compare's regressions, accept's thresholds):
+ * for each run metric key, which way is better, its unit, compare's default
+ * tolerance and whether that tolerance is relative (% of the base value) or
+ * absolute (in the metric's own unit: percentage points for the *_pct
+ * metrics, elements for wrong). One table, docs/design.md §7. */
+#ifndef ZB_METRIC_TABLE_H
+#define ZB_METRIC_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum zb_better { ZB_BETTER_LOWER = 0, ZB_BETTER_HIGHER = 1 } zb_better;
+
+typedef struct zb_metric_def {
+    const char *key;      /* the key under a run's "metrics" */
+    const char *unit;     /* for tables and github-benchmark ("ms", "GB/s") */
+    zb_better better;
+    double tolerance;     /* compare's default */
+    bool absolute;        /* tolerance and delta in the metric's unit, not % */
+} zb_metric_def;
+
+/* The definition of `key`, or NULL when the tools do not judge it. */
+const zb_metric_def *zb_metric_find(const char *key);
+/* The i-th definition (table order), or NULL past the end. */
+const zb_metric_def *zb_metric_at(int i);
+/* The judged keys joined by ", " (for "accepted: ..." messages). */
+void zb_metric_names(char *out, size_t n);
+
+/* The run's min-max spread of metric `key`, for the noise rule: the metrics
+ * "<stem>_min<unit>" and "<stem>_max<unit>" where key is "<stem><unit>" and
+ * unit its last "_" part (step_time_ms: step_time_min_ms, step_time_max_ms;
+ * overlap_pct: overlap_min_pct). A bound the run lacks is the value itself.
+ * False when the run has neither bound. */
+bool zb_metric_spread(const json_t *metrics, const char *key, double value, double *lo, double *hi);
+
+/* The metric as a finite number; false when absent, null or not a number. */
+bool zb_metric_value(const json_t *metrics, const char *key, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
