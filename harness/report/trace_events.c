@@ -155,6 +155,10 @@ static const char *add_last_arrivals(json_t *events, const zb_trace_export_input
     }
     size_t count = first[1] - first[0];
     const char *why = NULL;
+    for (int r = 0; r < n && !why; r++) {
+        if (first[r + 1] > first[r]) break;
+        if (r == n - 1) why = "no collective records (on the sim, one process models every rank)";
+    }
     for (int r = 1; r < n && !why; r++) {
         if (first[r + 1] - first[r] != count) why = "the ranks traced different numbers of collectives";
     }
