@@ -40,7 +40,7 @@ typedef struct zb_bench_ctx {
     zb_backends backends; /* which device and comm, and whether CUPTI runs */
     zb_hw_profile hw;
     double peak_flops;       /* per rank, the dtype the bench runs in */
-    char peak_source[128];   /* where peak_flops came from */
+    char peak_source[256];   /* where peak_flops came from */
     int blas_threads;
     zb_report *report;
     FILE *out;               /* rank 0: stdout; other ranks: NULL */

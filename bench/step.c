@@ -140,12 +140,16 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     int n_runs = 0;
     zb_status st = ZB_OK;
     for (int s = first_stage; s <= last_stage && st == ZB_OK; s++) {
+        if (n_modes == 2) { /* both: the paired A/B on one state */
+            plan.engine.stage = s;
+            st = zb_step_run_paired(ctx, &plan, &runs[n_runs], &runs[n_runs + 1]);
+            n_runs += 2;
+            continue;
+        }
         for (int i = 0; i < n_modes && st == ZB_OK; i++) {
             plan.engine.stage = s;
             plan.engine.mode = modes[i];
-            zb_step_stats *r = &runs[n_runs++];
-            st = zb_step_run(ctx, &plan, r);
-            if (st == ZB_OK && modes[i] == ZB_MODE_PREFETCH && i > 0) zb_step_compare(&runs[n_runs - 2], r);
+            st = zb_step_run(ctx, &plan, &runs[n_runs++]);
         }
     }
     if (st == ZB_OK) st = zb_step_report(ctx, &plan, runs, n_runs);

@@ -10,6 +10,8 @@
 #include "engine.h"
 #include "flops.h"
 #include "overlap.h"
+#include "paired.h"
+#include "row.h"
 #include "step_wait.h"
 
 #ifdef __cplusplus
@@ -48,6 +50,13 @@ typedef struct zb_step_stats {
     bool tracer_ran;
     zb_tracer_stats tracer;
     float loss_first, loss_last;
+    /* --mode both, the prefetch run: the paired A/B of the two schedules
+     * interleaved on one training state (docs/design.md §6): per pair of
+     * steps, prefetch - sync step time, hidden % and compute slowdown, as
+     * medians with their 95 % sign-test intervals. paired false: not run. */
+    bool paired;
+    int pairs;
+    zb_paired step_diff_ms, hidden, slowdown;
     /* Per rank, every rank holding all (step_ranks.c): rank r's median over
      * the measured steps of its own step time, overlap, exposed comm,
      * compute and comm time at per_rank[r * ZB_STEP_RANK_FIGS + k], k in
@@ -108,6 +117,26 @@ void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats
 /* Runs warm-up and measured steps of one configuration (collective). */
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);
 
+/* Runs sync and prefetch of one stage interleaved on one engine (collective):
+ * after warm-up pairs, --steps pairs, each a sync and a prefetch step back to
+ * back, in the order sync-prefetch, prefetch-sync, sync-prefetch, ... (ABBA:
+ * neither schedule always goes first). Each schedule's figures are its own
+ * steps' (peak memory per schedule: the peak is reset before each step);
+ * the prefetch run gets the paired statistics, and its hidden_pct and
+ * compute_slowdown_pct are their medians. */
+zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *sync_out,
+                             zb_step_stats *prefetch_out);
+
+/* The paired A/B in words, for the table's notes: one line (no '#', no
+ * newline) of medians, intervals and verdicts ("no significant difference"
+ * where an interval spans zero); empty when r is not a paired run
+ * (step_paired.c). */
+void zb_step_paired_reading(const zb_step_stats *r, char *buf, size_t n);
+
+/* The paired A/B's JSON fields of a run (row.h; none unless r->paired):
+ * returns how many were written to f (at most ZB_STEP_PAIRED_FIELDS). */
+#define ZB_STEP_PAIRED_FIELDS 16
+int zb_step_paired_fields(zb_field *f, const zb_step_stats *r);
 /* Collective: each rank's medians over its `steps` measured values of
  * figs[k] (zb_step_rank_keys order), gathered to every rank into
  * out->per_rank with the ranks' hosts and nodes (out->places), and the
@@ -116,9 +145,6 @@ zb_status zb_step_gather_ranks(zb_bench_ctx *ctx, const double *const figs[ZB_ST
                                zb_step_stats *out);
 void zb_step_stats_release(zb_step_stats *s);
 
-/* Fills hidden_pct and compute_slowdown_pct of a prefetch run from the sync
- * run of the same stage (docs/design.md). */
-void zb_step_compare(const zb_step_stats *sync, zb_step_stats *prefetch);
 
 /* Adds one JSON run per run to the report and, on rank 0, prints the
  * comparison and the memory tables (step_report.c). */

@@ -25,7 +25,7 @@ typedef struct zb_reading_figures {
 /* Writes the reading of one stage into out (always NUL-terminated; at most
  * n bytes) and returns its length. sync or prefetch may be NULL (a run of
  * one schedule); with both, hidden_pct and slowdown_pct are the prefetch
- * run's (zb_step_compare; NaN when not measured). shares_cores: compute and
+ * run's (the paired medians, zb_step_run_paired; NaN when not measured). shares_cores: compute and
  * communication run on the same cores (the device backend says so). */
 size_t zb_step_reading(const zb_reading_figures *sync, const zb_reading_figures *prefetch, double hidden_pct,
                        double slowdown_pct, bool shares_cores, char *out, size_t n);

@@ -32,7 +32,7 @@ static double delta_pct(const zb_step_stats *runs, int n_runs, const zb_step_sta
 
 #define T_MAIN (1u << 0) /* the side-by-side comparison */
 #define T_MEM (1u << 1)  /* memory by tag and traffic */
-#define ROW_FIELDS 128
+#define ROW_FIELDS (128 + ZB_STEP_PAIRED_FIELDS)
 
 /* The tags the memory table shows: the step's own device memory, which the
  * ledger predicts; not the comm or bench buffers, nor host staging (host
@@ -193,6 +193,7 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     f[n++] = metric("model_flops_per_token", NULL, NULL, 0, plan->flops.model_flops);
     f[n++] = json_int("trace_records_dropped", NULL, true, (int64_t)r->dropped_records);
     n += tracer_fields(f + n, r);
+    n += zb_step_paired_fields(f + n, r); /* --mode both: the paired A/B (step_paired.c) */
     f[n++] = metric("loss_first", NULL, NULL, 0, r->loss_first);
     f[n] = metric("loss", "loss", NULL, 4, r->loss_last);
     f[n++].na = ctx->simulated ? "n/a" : NULL; /* the sim computes none: JSON null */
@@ -234,6 +235,11 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     fprintf(f, "# exp wait: exposed comm spent waiting for the last rank to reach a collective; exp xfer: the "
                "rest of it, after the last arrival (docs/design.md §6)\n");
     zb_rows_print(rows, 0, f, "#");
+    for (int i = 0; i < n_runs; i++) { /* --mode both: the paired A/B, in words (step_paired.c) */
+        char reading[1024];
+        zb_step_paired_reading(&runs[i], reading, sizeof reading);
+        if (reading[0]) fprintf(f, "# %s\n", reading);
+    }
     fprintf(f, "#\n# peak memory per rank by tag, against the ledger; bytes each rank sends per step, against "
                "the formula (docs/design.md §6)\n");
     zb_rows_print(rows, 1, f, "#");

@@ -22,6 +22,7 @@ typedef struct per_step {
     double *local_ms;                  /* [steps] this rank's own step time */
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
     zb_step_wait_acc wait; /* arrival skew, wait and transfer (step_wait.h) */
+    zb_step_trace tr;      /* --trace: this schedule's phase and the steps kept (step_trace.h) */
 } per_step;
 
 /* Trace metrics of one step on this rank; NaN when the device's trace is
@@ -55,61 +56,69 @@ static zb_status median_over_ranks(const zb_bench_ctx *ctx, const double *mine, 
     return ZB_OK;
 }
 
-static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, int s, int total, float loss,
-                     double ms, bool warmup) {
+static const char *mode_name(zb_step_mode m) { return m == ZB_MODE_SYNC ? "sync" : "prefetch"; }
+
+static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_mode mode, int s, int total,
+                     float loss, double ms, bool warmup) {
     if (ctx->topo.rank != 0) return;
     char loss_text[32] = "n/a";
     if (!ctx->simulated) snprintf(loss_text, sizeof loss_text, "%.4f", (double)loss);
     fprintf(stderr, "step %3d/%d  stage %d %-8s loss %s  time %9.3f ms%s%s\n", s + 1, total, plan->engine.stage,
-            plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch", loss_text, ms, warmup ? "  (warm-up)" : "",
-            ctx->simulated ? "  (simulated)" : "");
+            mode_name(mode), loss_text, ms, warmup ? "  (warm-up)" : "", ctx->simulated ? "  (simulated)" : "");
+}
+
+/* Runs step `s` (its data) in the engine's current schedule `mode`; a
+ * measured step (m >= 0) goes into ps[m]. `first`: the schedule's first
+ * step (its loss_first). `index`: the step's number within its schedule,
+ * from 1, warm-up steps first (the trace's step index). */
+static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, zb_step_mode mode, int s,
+                          int total, int m, bool first, int index, per_step *ps, zb_step_stats *out) {
+    const zb_config *cfg = ctx->cfg;
+    size_t first_record = ctx->dev->cfg.trace->n_records;
+    zb_step_result r;
+    ZB_TRY(zb_engine_step(e, s, &r));
+    float loss = 0;
+    ZB_TRY(zb_mpi_allreduce_bounded(&r.loss, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                                    "summing the step's loss", cfg->timeout_s));
+    loss /= (float)ctx->topo.n_ranks;
+    double local_ms = (double)(r.end_ns - r.start_ns) / 1e6, ms = 0;
+    ZB_TRY(zb_mpi_allreduce_bounded(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                                    "taking the step's maximum time", cfg->timeout_s));
+    if (ctx->simulated) loss = NAN; /* no data: never a number */
+    progress(ctx, plan, mode, s, total, loss, ms, m < 0);
+    if (!ctx->simulated && !isfinite(loss)) {
+        return ZB_FAIL(ZB_ERR_WRONG, "the loss is %g at step %d (stage %d, %s): stopping", (double)loss,
+                       s + 1, plan->engine.stage, mode_name(mode));
+    }
+    if (first) out->loss_first = loss;
+    out->loss_last = loss;
+    if (m < 0) {
+        zb_step_trace_end_step(ctx, &ps->tr, index, true, first_record, &r);
+        return ZB_OK;
+    }
+    zb_overlap ov;
+    ZB_TRY(measure_trace(ctx, first_record, &r, &ov));
+    ZB_TRY(zb_step_wait_measure(ctx, first_record, &r, &ps->wait, m));
+    zb_step_trace_end_step(ctx, &ps->tr, index, false, first_record, &r);
+    /* Without --trace the records are only for these metrics: drop them
+     * so a long run's memory stays bounded. */
+    if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
+    ps->step_ms[m] = ms;
+    ps->local_ms[m] = local_ms;
+    bool measured = ov.comm_ns >= 0;
+    ps->overlap[m] = ov.overlap_pct;
+    ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
+    ps->compute[m] = measured ? (double)ov.compute_ns / 1e6 : NAN;
+    ps->comm[m] = measured ? (double)ov.comm_ns / 1e6 : NAN;
+    out->comm_bytes_per_step = r.sent_bytes;
+    return ZB_OK;
 }
 
 static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, per_step *ps,
                            zb_step_stats *out) {
-    const zb_config *cfg = ctx->cfg;
-    int warm = (int)cfg->warmup_steps, total = warm + (int)cfg->steps;
-    zb_step_trace tr; /* --trace: which steps the file keeps (step_trace.h) */
-    zb_step_trace_begin(ctx, plan->engine.mode, plan->engine.stage, &tr);
+    int warm = (int)ctx->cfg->warmup_steps, total = warm + (int)ctx->cfg->steps;
     for (int s = 0; s < total; s++) {
-        size_t first = ctx->dev->cfg.trace->n_records;
-        zb_step_result r;
-        ZB_TRY(zb_engine_step(e, s, &r));
-        float loss = 0;
-        ZB_TRY(zb_mpi_allreduce_bounded(&r.loss, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                                        "summing the step's loss", cfg->timeout_s));
-        loss /= (float)ctx->topo.n_ranks;
-        double local_ms = (double)(r.end_ns - r.start_ns) / 1e6, ms = 0;
-        ZB_TRY(zb_mpi_allreduce_bounded(&local_ms, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
-                                        "taking the step's maximum time", cfg->timeout_s));
-        if (ctx->simulated) loss = NAN; /* no data: never a number */
-        progress(ctx, plan, s, total, loss, ms, s < warm);
-        if (!ctx->simulated && !isfinite(loss)) {
-            return ZB_FAIL(ZB_ERR_WRONG, "the loss is %g at step %d (stage %d, %s): stopping", (double)loss,
-                           s + 1, plan->engine.stage, plan->engine.mode == ZB_MODE_SYNC ? "sync" : "prefetch");
-        }
-        if (s == 0) out->loss_first = loss;
-        out->loss_last = loss;
-        if (s < warm) {
-            zb_step_trace_end_step(ctx, &tr, s, first, &r);
-            continue;
-        }
-        int m = s - warm;
-        zb_overlap ov;
-        ZB_TRY(measure_trace(ctx, first, &r, &ov));
-        ZB_TRY(zb_step_wait_measure(ctx, first, &r, &ps->wait, m));
-        zb_step_trace_end_step(ctx, &tr, s, first, &r);
-        /* Without --trace the records are only for these metrics: drop them
-         * so a long run's memory stays bounded. */
-        if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
-        ps->step_ms[m] = ms;
-        ps->local_ms[m] = local_ms;
-        bool measured = ov.comm_ns >= 0;
-        ps->overlap[m] = ov.overlap_pct;
-        ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
-        ps->compute[m] = measured ? (double)ov.compute_ns / 1e6 : NAN;
-        ps->comm[m] = measured ? (double)ov.comm_ns / 1e6 : NAN;
-        out->comm_bytes_per_step = r.sent_bytes;
+        ZB_TRY(one_step(ctx, plan, e, plan->engine.mode, s, total, s < warm ? -1 : s - warm, s == 0, s + 1, ps, out));
     }
     return ZB_OK;
 }
@@ -172,13 +181,13 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     /* Each rank's own medians over its steps (per_rank), then those over all ranks. */
     const double *const figs[ZB_STEP_RANK_FIGS] = {ps->local_ms, ps->overlap, ps->exposed, ps->compute, ps->comm};
     ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
+    ZB_TRY(zb_step_wait_summarize(ctx, &ps->wait, &out->wait));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
                              &out->overlap_min_pct));
     ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
                              &out->exposed_comm_ms, NULL));
     ZB_TRY(median_over_ranks(ctx, ps->compute, steps, "gathering the compute time per step", &out->compute_ms,
                              NULL));
-    ZB_TRY(zb_step_wait_summarize(ctx, &ps->wait, &out->wait));
     return median_over_ranks(ctx, ps->comm, steps, "gathering the comm time per step", &out->comm_ms, NULL);
 }
 
@@ -218,26 +227,43 @@ static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
     return st;
 }
 
-zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out) {
+/* The per-step arrays (one block, returned) and the wait accumulator;
+ * NULL when out of memory. per_step_free releases both. */
+static double *per_step_alloc(per_step *ps, int steps) {
+    memset(ps, 0, sizeof *ps);
+    double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
+    if (!block) return NULL;
+    if (zb_step_wait_init(&ps->wait, steps) != ZB_OK) {
+        free(block);
+        return NULL;
+    }
+    ps->step_ms = block;
+    ps->overlap = block + steps;
+    ps->exposed = block + 2 * steps;
+    ps->compute = block + 3 * steps;
+    ps->comm = block + 4 * steps;
+    ps->local_ms = block + 5 * steps;
+    return block;
+}
+
+static void per_step_free(per_step *ps, double *block) {
+    zb_step_wait_acc_free(&ps->wait);
+    free(block);
+}
+
+static void start_stats(zb_step_stats *out, const zb_step_plan *plan, zb_step_mode mode) {
     memset(out, 0, sizeof *out);
     out->device_sharing_ranks = 1;
     out->stage = plan->engine.stage;
-    out->mode = plan->engine.mode;
-    int steps = (int)ctx->cfg->steps;
+    out->mode = mode;
+}
+
+zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out) {
+    start_stats(out, plan, plan->engine.mode);
     per_step ps;
-    double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
+    double *block = per_step_alloc(&ps, (int)ctx->cfg->steps);
     if (!block) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
-    ps.step_ms = block;
-    ps.overlap = block + steps;
-    ps.exposed = block + 2 * steps;
-    ps.compute = block + 3 * steps;
-    ps.comm = block + 4 * steps;
-    ps.local_ms = block + 5 * steps;
-    zb_status wst = zb_step_wait_init(&ps.wait, steps);
-    if (wst != ZB_OK) {
-        free(block);
-        return wst;
-    }
+    zb_step_trace_begin(ctx, plan->engine.mode, plan->engine.stage, &ps.tr);
     size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
     zb_tracer_stats tracer_before;
     bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
@@ -259,17 +285,130 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         if (st == ZB_OK) st = summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);
-    zb_step_wait_acc_free(&ps.wait);
-    free(block);
+    per_step_free(&ps, block);
     return st;
 }
 
-void zb_step_compare(const zb_step_stats *sync, zb_step_stats *prefetch) {
-    double saved = sync->step_ms - prefetch->step_ms;
-    double hidden = sync->exposed_comm_ms > 0 ? 100.0 * saved / sync->exposed_comm_ms : NAN;
-    if (hidden < 0) hidden = 0;
-    if (hidden > 100) hidden = 100;
-    prefetch->hidden_pct = hidden;
-    prefetch->compute_slowdown_pct =
-        sync->compute_ms > 0 ? 100.0 * (prefetch->compute_ms / sync->compute_ms - 1.0) : NAN;
+/* ---- the paired A/B (--mode both) -------------------------------------------- */
+
+/* Each step's median over ranks of a per-step array (collective). */
+static zb_status per_step_median(const zb_bench_ctx *ctx, const double *mine, int steps, const char *what,
+                                 double *out) {
+    int n = ctx->topo.n_ranks;
+    /* all: [n][steps] as gathered, then one step's column of n values. */
+    double *all = (double *)malloc(sizeof(double) * ((size_t)steps * (size_t)n + (size_t)n));
+    /* Not agreed on: this rank's failure ends the job (main aborts). */
+    if (!all) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory gathering %s over %d ranks", what, n);
+    ZB_TRY(zb_mpi_allgather_bounded(mine, all, steps, MPI_DOUBLE, MPI_COMM_WORLD, what, ctx->cfg->timeout_s));
+    double *col = all + (size_t)steps * (size_t)n;
+    for (int s = 0; s < steps; s++) {
+        for (int r = 0; r < n; r++) col[r] = all[(size_t)r * (size_t)steps + (size_t)s];
+        out[s] = zb_median(col, (size_t)n);
+    }
+    free(all);
+    return ZB_OK;
+}
+
+/* The paired statistics of prefetch against sync, pair by pair (collective:
+ * the trace metrics are per rank, each step's median over ranks is paired). */
+static zb_status paired_stats(zb_bench_ctx *ctx, const per_step *sync, const per_step *pf, zb_step_stats *out) {
+    int steps = (int)ctx->cfg->steps;
+    double *buf = (double *)malloc(sizeof(double) * 5 * (size_t)steps);
+    if (!buf) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the paired statistics");
+    double *s_exp = buf, *s_comp = buf + steps, *p_comp = buf + 2 * steps;
+    double *hidden = buf + 3 * steps, *slow = buf + 4 * steps;
+    zb_status st = per_step_median(ctx, sync->exposed, steps, "gathering sync's exposed comm per step", s_exp);
+    if (st == ZB_OK) st = per_step_median(ctx, sync->compute, steps, "gathering sync's compute per step", s_comp);
+    if (st == ZB_OK) st = per_step_median(ctx, pf->compute, steps, "gathering prefetch's compute per step", p_comp);
+    if (st == ZB_OK) {
+        for (int i = 0; i < steps; i++) {
+            hidden[i] = s_exp[i] > 0 ? 100.0 * (sync->step_ms[i] - pf->step_ms[i]) / s_exp[i] : NAN;
+            slow[i] = s_comp[i] > 0 ? 100.0 * (p_comp[i] / s_comp[i] - 1.0) : NAN;
+        }
+        out->paired = true;
+        out->pairs = steps;
+        out->step_diff_ms = zb_paired_diff(sync->step_ms, pf->step_ms, (size_t)steps);
+        out->hidden = zb_paired_median_ci(hidden, (size_t)steps);
+        out->slowdown = zb_paired_median_ci(slow, (size_t)steps);
+        /* The table's figures: the paired medians (hidden within 0-100 as
+         * unpaired; the interval is the raw one). */
+        double h = out->hidden.median;
+        out->hidden_pct = h < 0 ? 0 : h > 100 ? 100 : h;
+        out->compute_slowdown_pct = out->slowdown.median;
+    }
+    free(buf);
+    return st;
+}
+
+/* A measured step's peaks (reset before it) into its schedule's maxima. */
+static void keep_peaks(zb_device *dev, zb_step_stats *out) {
+    zb_mem_stats mem;
+    dev->ops->mem_stats(dev, &mem);
+    if (mem.peak_total_bytes > out->peak_bytes) out->peak_bytes = mem.peak_total_bytes;
+    for (int t = 0; t < ZB_MEM_TAG_COUNT; t++) {
+        if (mem.peak_bytes[t] > out->peak_tag_bytes[t]) out->peak_tag_bytes[t] = mem.peak_bytes[t];
+    }
+}
+
+/* The pairs: ABBA order, every step its own data index. */
+static zb_status run_pairs(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, per_step *ps,
+                           zb_step_stats **out) {
+    int warm = (int)ctx->cfg->warmup_steps, pairs = warm + (int)ctx->cfg->steps, s = 0;
+    bool seen[2] = {false, false};
+    for (int i = 0; i < pairs; i++) {
+        bool sync_first = i % 2 == 0;
+        for (int k = 0; k < 2; k++, s++) {
+            zb_step_mode mode = (k == 0) == sync_first ? ZB_MODE_SYNC : ZB_MODE_PREFETCH;
+            int m = i < warm ? -1 : i - warm;
+            ZB_TRY(zb_engine_set_mode(e, mode));
+            ctx->dev->ops->mem_reset_peak(ctx->dev);
+            ZB_TRY(one_step(ctx, plan, e, mode, s, 2 * pairs, m, !seen[mode], i + 1, &ps[mode], out[mode]));
+            seen[mode] = true;
+            if (m >= 0) keep_peaks(ctx->dev, out[mode]);
+        }
+    }
+    return ZB_OK;
+}
+
+zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *sync_out,
+                             zb_step_stats *prefetch_out) {
+    zb_step_stats *out[2] = {sync_out, prefetch_out}; /* indexed by zb_step_mode */
+    start_stats(sync_out, plan, ZB_MODE_SYNC);
+    start_stats(prefetch_out, plan, ZB_MODE_PREFETCH);
+    int steps = (int)ctx->cfg->steps;
+    per_step ps[2];
+    double *block[2] = {per_step_alloc(&ps[0], steps), per_step_alloc(&ps[1], steps)};
+    zb_status st = block[0] && block[1] ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
+    /* Two phases in the trace, one per schedule, each numbering its steps from 1. */
+    for (int m = 0; m < 2; m++) zb_step_trace_begin(ctx, (zb_step_mode)m, plan->engine.stage, &ps[m].tr);
+    size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
+    zb_tracer_stats tracer_before;
+    bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
+    zb_engine_cfg ec = plan->engine;
+    ec.mode = ZB_MODE_SYNC;
+    zb_engine *e = NULL;
+    if (st == ZB_OK) st = zb_engine_create(&ec, ctx->dev, ctx->comm, ctx->compute, ctx->comm_stream, &e);
+    if (st == ZB_OK) st = run_pairs(ctx, plan, e, ps, out);
+    for (int m = 0; m < 2 && st == ZB_OK; m++) {
+        st = zb_engine_set_mode(e, (zb_step_mode)m);
+        if (st != ZB_OK) break;
+        zb_engine_expected_peaks(e, out[m]->expected_tag_bytes);
+        out[m]->mem_per_rank_bytes = zb_step_memory_per_rank(ctx);
+        out[m]->comm_bytes_formula = zb_engine_expected_comm_bytes(e);
+        /* One run for both: its trace losses are counted once, on each row. */
+        out[m]->dropped_records = ctx->dev->cfg.trace->n_dropped - dropped_before;
+        st = mem_view(ctx, out[m]);
+    }
+    if (st == ZB_OK) st = tracer_window(ctx, tracer_ran, &tracer_before, sync_out);
+    if (st == ZB_OK) {
+        prefetch_out->tracer_ran = sync_out->tracer_ran;
+        prefetch_out->tracer = sync_out->tracer;
+        st = summarize(ctx, plan, &ps[0], sync_out);
+    }
+    if (st == ZB_OK) st = summarize(ctx, plan, &ps[1], prefetch_out);
+    if (st == ZB_OK) st = paired_stats(ctx, &ps[0], &ps[1], prefetch_out);
+    zb_engine_destroy(e);
+    if (block[0]) per_step_free(&ps[0], block[0]);
+    if (block[1]) per_step_free(&ps[1], block[1]);
+    return st;
 }

@@ -88,15 +88,14 @@ void zb_step_trace_begin(zb_bench_ctx *ctx, zb_step_mode mode, int stage, zb_ste
                                      (int)cfg->steps);
 }
 
-void zb_step_trace_end_step(zb_bench_ctx *ctx, const zb_step_trace *st, int s, size_t first_record,
-                            const zb_step_result *r) {
+void zb_step_trace_end_step(zb_bench_ctx *ctx, const zb_step_trace *st, int index, bool warmup,
+                            size_t first_record, const zb_step_result *r) {
     if (!st->to_file) return;
     zb_trace *t = ctx->dev->cfg.trace;
     /* The device tracer's records of this step, before keeping or dropping them. */
     zb_backends_flush_trace(&ctx->backends);
-    int64_t index = (int64_t)s + 1;
     if (index >= st->first && index <= st->last) {
-        zb_trace_mark_step(t, st->phase, (int)index, s < (int)ctx->cfg->warmup_steps, r->start_ns, r->end_ns);
+        zb_trace_mark_step(t, st->phase, index, warmup, r->start_ns, r->end_ns);
     } else {
         zb_trace_truncate(t, first_record);
     }

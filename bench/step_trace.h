@@ -3,7 +3,8 @@
  * own (trace.h: phases and step marks; docs/design.md §7).
  *
  * Steps are numbered 1-based within each run (a stage and schedule), warm-up
- * steps first, as the progress lines count them. By default a trace writes
+ * steps first; with --mode both the schedules' steps interleave and each
+ * schedule numbers its own (the progress lines count both together). By default a trace writes
  * each run's first ZB_TRACE_STEPS_DEFAULT measured steps, so a long run does
  * not write gigabytes; the records of a step left out are dropped when the
  * step ends, and the trace's otherData names what was left out. */
@@ -41,11 +42,12 @@ typedef struct zb_step_trace {
 /* Starts a run's phase in the trace (every rank alike). */
 void zb_step_trace_begin(zb_bench_ctx *ctx, zb_step_mode mode, int stage, zb_step_trace *st);
 
-/* After step s (0-based) of the run, whose records start at index
- * first_record: marks the step when it is written, else drops its records.
- * Measurements that read the step's records run before this. */
-void zb_step_trace_end_step(zb_bench_ctx *ctx, const zb_step_trace *st, int s, size_t first_record,
-                            const zb_step_result *r);
+/* After the run's step `index` (from 1, warm-up steps first), whose
+ * records start at index first_record: marks the step when it is written,
+ * else drops its records. Measurements that read the step's records run
+ * before this. */
+void zb_step_trace_end_step(zb_bench_ctx *ctx, const zb_step_trace *st, int index, bool warmup,
+                            size_t first_record, const zb_step_result *r);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,10 @@
 #define ZB_TOOL_LIST_H
 
 #define ZB_TOOL_LIST(X) \
-    X(compare) \
+    X(plan)      \
+    X(calibrate) \
+    X(plot)      \
+    X(compare)   \
     X(accept)
 
 #endif

@@ -56,6 +56,7 @@
 #include "comm.h"
 #include "device.h"
 #include "kernels.h"
+#include "ledger.h"
 #include "model.h"
 #include "optim.h"
 
@@ -98,6 +99,14 @@ void zb_engine_destroy(zb_engine *e);
 /* Runs training step `step` (0-based; it selects the data) and waits for it. */
 zb_status zb_engine_step(zb_engine *e, int step, zb_step_result *out);
 
+/* Switches the schedule of the next steps, on the same training state
+ * (parameters, optimizer state, step count): sync and prefetch compute the
+ * same values, so a run may interleave them (the step's paired A/B). The
+ * gathered rings take the new schedule's size (slots freed to the pool or
+ * allocated), so memory and the ledger are the new schedule's. Call
+ * between steps. */
+zb_status zb_engine_set_mode(zb_engine *e, zb_step_mode mode);
+
 int zb_engine_n_units(const zb_engine *e);
 /* Unit u's padded size and this rank's shard range [begin, begin + count). */
 void zb_engine_unit_shard(const zb_engine *e, int unit, size_t *padded, size_t *begin,
@@ -111,8 +120,17 @@ zb_status zb_engine_read_shard(zb_engine *e, int unit, float *dst);
 void zb_engine_expected_peaks(const zb_engine *e, size_t peak_bytes[ZB_MEM_TAG_COUNT]);
 uint64_t zb_engine_expected_comm_bytes(const zb_engine *e);
 
+/* The same from a configuration alone, before any engine exists (the
+ * step's "does it fit" check, zerobench plan): the per-tag peaks on each of
+ * n_ranks ranks, and the comm bytes each rank sends per step by collective
+ * kind. ZB_ERR_INVALID for a model that does not validate, n_ranks < 1, a
+ * stage outside 0..3, or model states past 2^64 bytes. */
+zb_status zb_engine_predict_peaks(const zb_engine_cfg *cfg, int n_ranks, size_t peak_bytes[ZB_MEM_TAG_COUNT]);
+zb_status zb_engine_predict_comm(const zb_engine_cfg *cfg, int n_ranks, zb_ledger_comm *out);
+
 /* Predicted peak bytes per rank before anything is allocated (for the
- * "does it fit" check): the sum of the expected per-tag peaks. */
+ * "does it fit" check): the sum of the predicted per-tag peaks of device
+ * memory (host staging excluded). */
 zb_status zb_engine_predict_bytes(const zb_engine_cfg *cfg, int n_ranks, size_t *bytes);
 
 #ifdef __cplusplus

@@ -286,6 +286,39 @@ void zb_engine_destroy(zb_engine *e) {
     free(e);
 }
 
+/* Grows or shrinks a ring to `want` slots of `bytes` each (tag), creating
+ * the slots' free events as needed; freed slots go back to the pool. */
+static zb_status resize_ring(zb_engine *e, void **slots, zb_event **free_ev, int have, int want, bool used,
+                             size_t bytes, zb_mem_tag tag) {
+    for (int s = want; s < have; s++) {
+        zb_dev_free(e->dev, slots[s]);
+        slots[s] = NULL;
+    }
+    for (int s = have; s < want; s++) {
+        if (!free_ev[s]) ZB_TRY(e->dev->ops->event_create(e->dev, &free_ev[s]));
+        if (used) ZB_TRY(zb_dev_alloc(e->dev, bytes, tag, &slots[s]));
+    }
+    return ZB_OK;
+}
+
+zb_status zb_engine_set_mode(zb_engine *e, zb_step_mode mode) {
+    if (mode != ZB_MODE_SYNC && mode != ZB_MODE_PREFETCH) {
+        return ZB_FAIL(ZB_ERR_INVALID, "engine: schedule %d is neither sync nor prefetch", (int)mode);
+    }
+    if (mode == e->cfg.mode) return ZB_OK;
+    /* Every step waited for its work (zb_engine_step): no op uses a ring. */
+    bool prefetch = mode == ZB_MODE_PREFETCH;
+    int np = prefetch ? 1 + e->cfg.prefetch_depth : 1, ng = prefetch ? ZB_ENGINE_GSLOTS : 1;
+    ZB_TRY(resize_ring(e, e->pslot, e->ev_pslot_free, e->n_pslots, np, e->cfg.stage == 3,
+                       e->max_padded * e->psize, ZB_MEM_GATHERED_PARAM));
+    e->n_pslots = np;
+    ZB_TRY(resize_ring(e, e->gslot, e->ev_gslot_free, e->n_gslots, ng, !zb_engine_full_grads(e->cfg.stage),
+                       e->max_padded * e->gsize, ZB_MEM_GATHERED_GRAD));
+    e->n_gslots = ng;
+    e->cfg.mode = mode;
+    return ZB_OK;
+}
+
 int zb_engine_n_units(const zb_engine *e) { return e->n_units; }
 
 void zb_engine_unit_shard(const zb_engine *e, int unit, size_t *padded, size_t *begin, size_t *count) {

@@ -23,6 +23,7 @@
 #include "meta.h"
 #include "mpi_wait.h"
 #include "registry.h"
+#include "peak_node.h"
 #include "test_hook.h"
 #include "tool.h"
 #include "trace_export.h"
@@ -111,9 +112,14 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
 }
 
 /* glibc keeps freed memory when asked: Open MPI's reduction temporaries then
- * stop costing page faults on every call. Reported in meta. */
+ * stop costing page faults on every call. Reported in meta. One arena: the
+ * collectives run on the comm stream's thread, and a thread's own arena
+ * serves a block that does not fit its 64 MiB heap with a fresh mmap
+ * whatever M_MMAP_MAX says, unmapped again on free, so every reduction of
+ * 64 MiB or more faulted its temporary in anew (docs/design.md §10). */
 static void apply_malloc_policy(bool keep) {
     if (!keep) return;
+    mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
 }
@@ -161,20 +167,20 @@ static int relaunch(const zb_config *cfg, int argc, char **argv) {
     return rc;
 }
 
-/* The peak in the dtype the benchmark computes in (its entry says). */
-static void set_peak(zb_bench_ctx *ctx) {
+/* The peak in the dtype the benchmark computes in (its entry says); a
+ * measured one is the node's (zb_peak_measure_node), taken before setup. */
+static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm) {
     const zb_config *cfg = ctx->cfg;
     bool bf16 = ctx->bench->peak_dtype(cfg, ctx->backends.device->default_param_dtype) == ZB_DTYPE_BF16;
     if (cfg->peak_gflops > 0) {
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
-    } else if (ctx->hw.fp32_flops_measure && ctx->backends.device->peak_gflops_per_core) {
-        const char *isa = "";
-        double per_core = ctx->backends.device->peak_gflops_per_core(0.15, &isa);
-        ctx->peak_flops = per_core * 1e9 * ctx->blas_threads;
+    } else if (pm->measured) {
+        ctx->peak_flops = pm->best_gflops * 1e9 * ctx->blas_threads;
         snprintf(ctx->peak_source, sizeof ctx->peak_source,
-                 "measured: %s FMA loop, %.1f GFLOP/s per core x %d thread(s)", isa, per_core,
-                 ctx->blas_threads);
+                 "measured once on node %d before work: %s FMA loop, best of %d runs %.1f (min %.1f, "
+                 "median %.1f) GFLOP/s per core x %d thread(s)", pm->node, pm->isa, pm->runs,
+                 pm->best_gflops, pm->min_gflops, pm->median_gflops, ctx->blas_threads);
     } else {
         ctx->peak_flops = bf16 ? ctx->hw.bf16_flops : ctx->hw.fp32_flops;
         if (ctx->peak_flops > 0) {
@@ -221,9 +227,13 @@ static void print_simulated(const zb_bench_ctx *ctx) {
 static zb_status print_header(const zb_bench_ctx *ctx) {
     const zb_config *cfg = ctx->cfg;
     const zb_topology *t = &ctx->topo;
-    char line[160];
-    snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s, BLAS core %s", t->rank,
-             t->hostname, t->node, t->local_rank, ctx->backends.device->name, blas_core.ran);
+    char line[224];
+    int at = snprintf(line, sizeof line, "#  rank %3d: host %s node %d local rank %d device %s, BLAS core %s",
+                      t->rank, t->hostname, t->node, t->local_rank, ctx->backends.device->name, blas_core.ran);
+    /* Each rank's own peak, so a reader sees that they agree. */
+    if (ctx->peak_flops > 0 && at > 0 && (size_t)at < sizeof line) {
+        snprintf(line + at, sizeof line - (size_t)at, " peak %.2f GFLOP/s", ctx->peak_flops / 1e9);
+    }
     char *all = ctx->out ? (char *)calloc((size_t)t->n_ranks, sizeof line) : NULL;
     /* Not agreed on: rank 0's failure ends the job (main aborts). */
     if (ctx->out && !all) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for %d header lines", t->n_ranks);
@@ -249,7 +259,7 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     }
     fprintf(ctx->out, "# BLAS core %s: %s\n", blas_core.ran, blas_core.reason);
     fprintf(ctx->out, "# malloc-keep %s\n", cfg->malloc_keep
-            ? "on: glibc keeps freed memory (M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
+            ? "on: glibc keeps freed memory (M_ARENA_MAX=1, M_MMAP_MAX=0, M_TRIM_THRESHOLD=INT_MAX)" : "off: glibc defaults");
     for (int r = 0; r < t->n_ranks; r++) fprintf(ctx->out, "%s\n", all + (size_t)r * sizeof line);
     free(all);
     return ZB_OK;
@@ -373,6 +383,11 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     if (st == ZB_OK) st = zb_clock_sync_run(&ctx.topo, cfg->timeout_s, &sync);
     const char *hw_name = NULL; /* the profile used; NULL: none (unknown hardware) */
     if (st == ZB_OK) st = choose_hw(&ctx, &hw_name);
+    /* Before any rank creates its device (threads) or starts work. */
+    zb_peak_measure pm;
+    memset(&pm, 0, sizeof pm);
+    bool measure = ctx.bench->peak_dtype && cfg->peak_gflops <= 0 && ctx.hw.fp32_flops_measure;
+    if (st == ZB_OK) st = zb_peak_measure_node(&ctx.topo, ctx.backends.device, measure, cfg->timeout_s, &pm);
     if (st == ZB_OK) st = setup_backends(&ctx, &trace);
     if (st == ZB_OK) {
         json_t *config = zb_config_to_json(cfg);
@@ -386,8 +401,9 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         json_object_set_new(zb_report_meta(ctx.report), "simulated",
                             json_boolean(ctx.backends.device->simulated != NULL));
         json_object_set_new(zb_report_meta(ctx.report), "blas_core", zb_blas_core_json(&blas_core));
+        json_object_set_new(zb_report_meta(ctx.report), "peak_measure", zb_peak_measure_json(&pm));
     }
-    if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx);
+    if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx, &pm);
     if (st == ZB_OK) st = print_header(&ctx);
     if (st == ZB_OK) st = ctx.bench->run(&ctx);
     if (st == ZB_OK) st = write_outputs(&ctx, &trace, &sync);

@@ -333,3 +333,19 @@ zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_
     json_decref(hosts);
     return s;
 }
+
+zb_status zb_meta_collect_local(json_t *meta, int argc, char *const *argv, const json_t *config) {
+    if (!json_is_object(meta)) return ZB_FAIL(ZB_ERR_INVALID, "meta: zb_meta_collect_local needs a JSON object to fill");
+    if (argc < 0 || (argc > 0 && !argv)) return ZB_FAIL(ZB_ERR_INVALID, "meta: bad command line (argc %d)", argc);
+    char host[ZB_META_HOST_BYTES];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    json_t *hosts = json_array();
+    if (!hosts || json_array_append_new(hosts, zb_json_text(host)) != 0) {
+        json_decref(hosts);
+        return ZB_FAIL(ZB_ERR_NOMEM, "meta: out of memory");
+    }
+    zb_status s = zb_meta_put_local(meta, argc, argv, config, hosts, 1);
+    json_decref(hosts);
+    return s;
+}

@@ -50,6 +50,11 @@ extern "C" {
  * an object, ZB_ERR_MPI, ZB_ERR_NOMEM or ZB_ERR_TIMEOUT. */
 zb_status zb_meta_collect(json_t *meta, int argc, char *const *argv, const json_t *config, double timeout_s);
 
+/* The same fields for a process outside MPI (a tool: zerobench plan, ...),
+ * no collective: hosts is this host alone, ranks 1 (the MPI library's
+ * version is read without MPI_Init, as MPI allows). */
+zb_status zb_meta_collect_local(json_t *meta, int argc, char *const *argv, const json_t *config);
+
 /* argv[0..argc) joined with single spaces; a word with anything but
  * [A-Za-z0-9_@%+=:,./-] in it (or an empty word) is single-quoted, with
  * each ' written as '\''. Malloc'ed; NULL when out of memory. */

@@ -50,6 +50,11 @@ zb_status zb_mpi_init(int *argc, char ***argv) {
     if (inited) {
         ZB_MPI_TRY(MPI_Query_thread(&provided));
     } else {
+        /* Open MPI's non-blocking all-reduce picks a binomial reduce + bcast
+         * below 4 ranks: two transfers one after the other where the ring
+         * overlaps them, about twice as slow at 2 ranks (docs/design.md §10).
+         * The ring, unless the user chose (environment or mpirun --mca). */
+        setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
         ZB_MPI_TRY(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
     }
     if (provided < MPI_THREAD_MULTIPLE) {

@@ -99,6 +99,40 @@ zb_status zb_parse_double(const char *text, double *out) {
     return ZB_OK;
 }
 
+/* A decimal multiple suffix of a count: 1 (none), 1e3 ... 1e12; 0 unknown. */
+static double zb_count_multiple(const char *suffix) {
+    if (suffix[0] == '\0') return 1.0;
+    if (suffix[1] != '\0') return 0.0;
+    switch (suffix[0]) {
+    case 'K': case 'k': return 1e3;
+    case 'M': case 'm': return 1e6;
+    case 'B': case 'b': case 'G': case 'g': return 1e9;
+    case 'T': case 't': return 1e12;
+    default: return 0.0;
+    }
+}
+
+zb_status zb_parse_count(const char *text, uint64_t *out) {
+    const char *what = "(accepted: a positive count such as 7500000000, 7.5e9, 7.5B, 70B, 125M)";
+    /* Digits first: refuses signs, spaces, "nan", "inf" and "0x..." before strtod sees them. */
+    if (!isdigit((unsigned char)text[0]) || (text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))) {
+        return ZB_FAIL(ZB_ERR_INVALID, "'%s' is not a count %s", text, what);
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    double mult = zb_count_multiple(end);
+    if (errno == ERANGE || !isfinite(v) || mult == 0.0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "'%s' is not a count %s", text, what);
+    }
+    v = round(v * mult);
+    if (!(v >= 1.0) || v > 9007199254740992.0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "'%s' is out of range: a count from 1 to 2^53", text);
+    }
+    *out = (uint64_t)v;
+    return ZB_OK;
+}
+
 zb_status zb_parse_shape(const char *text, int64_t dims[3]) {
     int64_t v[3];
     const char *p = text;

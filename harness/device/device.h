@@ -166,6 +166,15 @@ typedef struct zb_device_ops {
      * leaves 0xff bytes (NaN) there. Callers skip work whose only purpose is
      * data (initial values). */
     bool no_data;
+
+    /* Optional: how many of the device's streams are running an op on a
+     * host thread of this process right now (the cpu device's stream
+     * threads; a wait for an event does not count). A host op that polls
+     * (the mpi comm) yields the core only when another stream is working,
+     * so a poll neither starves this rank's compute nor, on a loaded
+     * machine, hands its core to other processes at every test. NULL: no
+     * host work (the GPU does it). Use zb_dev_host_busy_streams. */
+    int (*host_busy_streams)(zb_device *dev);
 } zb_device_ops;
 
 /* Options every backend understands. */
@@ -201,6 +210,9 @@ static inline bool zb_dev_mem_is_host(const zb_device *d) {
 static inline bool zb_dev_runs_host_code(const zb_device *d) {
     return d->ops->launch_host &&
            (zb_dev_mem_is_host(d) || (d->ops->alloc_host && d->ops->free_host));
+}
+static inline int zb_dev_host_busy_streams(zb_device *d) {
+    return d->ops->host_busy_streams ? d->ops->host_busy_streams(d) : 0;
 }
 static inline void zb_dev_destroy(zb_device *d) {
     if (d) d->ops->destroy(d);

@@ -121,8 +121,10 @@ typedef struct zb_device_backend {
      * taking its cores, which the step's reading says. */
     bool compute_shares_cores;
     /* Measures one core's peak fp32 GFLOP/s (for hardware profiles that ask
-     * for a measured peak); *isa names the instructions used. */
-    double (*peak_gflops_per_core)(double seconds, const char **isa);
+     * for a measured peak): the best of n_runs runs in about `seconds`, each
+     * run's rate into runs_gflops (NULL: not kept); *isa names the
+     * instructions used. */
+    double (*peak_gflops_per_core)(double seconds, int n_runs, double *runs_gflops, const char **isa);
 } zb_device_backend;
 
 /* The entry of a backend left out of this build; it keeps its auto

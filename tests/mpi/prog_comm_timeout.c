@@ -1,11 +1,13 @@
 /* Helper program for test_comm_timeout.sh (not a test by itself): rank 0
- * issues an all-gather that rank 1 never joins. Rank 0's collective must
+ * issues the collective named by argv[1] (allgather, the default,
+ * reducescatter or allreduce) that rank 1 never joins. Rank 0's collective must
  * give up after the comm timeout with a message naming the rank, the op and
  * the unit, and the job must then end on every rank (zb_mpi_abort), the way
  * zerobench's main handles it. Rank 1 sleeps far longer than the test
  * allows, so only the abort can end it in time. */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "comm.h"
@@ -30,8 +32,18 @@ int main(int argc, char **argv) {
         sleep(120);
         return 0;
     }
-    float send[4] = {0}, recv[64] = {0};
-    zb_status st = zb_comm_allgather(comm, s, send, recv, 4, ZB_DTYPE_F32, "layer7.allgather", 7);
+    /* Big enough for every path: 1 Mi floats (the all-reduce's ring and
+     * the all-gather's own-block copy run before the peer is needed). */
+    static float send[1 << 20], recv[1 << 21];
+    const char *kind = argc > 1 ? argv[1] : "allgather";
+    zb_status st;
+    if (!strcmp(kind, "reducescatter")) {
+        st = zb_comm_reducescatter(comm, s, send, recv, 1 << 19, ZB_DTYPE_F32, "layer7.reducescatter", 7);
+    } else if (!strcmp(kind, "allreduce")) {
+        st = zb_comm_allreduce(comm, s, send, recv, 1 << 20, ZB_DTYPE_F32, "layer7.allreduce", 7);
+    } else {
+        st = zb_comm_allgather(comm, s, send, recv, 1 << 20, ZB_DTYPE_F32, "layer7.allgather", 7);
+    }
     if (st == ZB_OK) st = zb_comm_wait(comm, s, "the test's wait", -1);
     fprintf(stderr, "zerobench: %s\n", st == ZB_OK ? "collective completed (unexpected)" : zb_error_message());
     zb_mpi_abort(st == ZB_ERR_TIMEOUT ? 3 : 4);

@@ -261,8 +261,43 @@ static void test_format(void) {
     }
 }
 
+static void count_ok(const char *text, uint64_t want) {
+    uint64_t v = 0;
+    ZB_CHECK_MSG(zb_parse_count(text, &v) == ZB_OK && v == want, "zb_parse_count(\"%s\") = %llu, want %llu", text,
+                 (unsigned long long)v, (unsigned long long)want);
+}
+
+static void count_bad(const char *text) {
+    uint64_t v = 77;
+    zb_status s = zb_parse_count(text, &v);
+    ZB_CHECK_MSG(s == ZB_ERR_INVALID && v == 77, "zb_parse_count(\"%s\") should be rejected, got status %d", text,
+                 (int)s);
+    if (text[0] != '\0') {
+        ZB_CHECK_MSG(strstr(zb_error_message(), text) != NULL, "message for \"%s\" does not quote it: %s", text,
+                     zb_error_message());
+    }
+}
+
+static void test_counts(void) {
+    count_ok("7500000000", 7500000000ull);
+    count_ok("7.5e9", 7500000000ull);
+    count_ok("7.5B", 7500000000ull);
+    count_ok("70B", 70000000000ull);
+    count_ok("70b", 70000000000ull);
+    count_ok("405G", 405000000000ull);
+    count_ok("125M", 125000000ull);
+    count_ok("1.5T", 1500000000000ull);
+    count_ok("4K", 4000ull);
+    count_ok("1", 1ull);
+    count_ok("9007199254740992", 9007199254740992ull); /* 2^53, the largest */
+    const char *bad[] = {"", "abc", "-5", "+5", "0", "0B", " 7B", "7B ", "7.5 B", "7.5X", "7.5BB", "1e400",
+                         "nan", "inf", "0x10", "1e", "B", "1e16", "-7.5e9", "7,5B"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) count_bad(bad[i]);
+}
+
 int main(void) {
     test_sizes();
+    test_counts();
     test_ints();
     test_doubles();
     test_shapes();

@@ -2,8 +2,9 @@
  *
  * Each stream gets its own duplicate of MPI_COMM_WORLD (MPI_THREAD_MULTIPLE;
  * a communicator is only ever used from one thread). A collective is started
- * non-blocking and polled with MPI_Test until it completes or the timeout
- * passes: the poll is the only place MPI makes progress (Open MPI has no
+ * non-blocking (all-gather as point-to-point sends and receives, the rest
+ * as MPI's non-blocking collectives) and polled with MPI_Test until it
+ * completes or the timeout passes: the poll is the only place MPI makes progress (Open MPI has no
  * progress thread), and it is what lets a comm stream overlap a compute
  * stream. Non-blocking reduce-scatter is also several times faster than the
  * blocking one on Open MPI 4.1. bf16 sums use a user-defined
@@ -26,9 +27,11 @@
  * thread); the cuda device's does (harness/device/cuda/device_cuda_host.c). */
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bf16.h"
 #include "comm.h"
@@ -45,6 +48,7 @@ typedef struct mpi_comm {
     MPI_Comm comms[ZB_MPI_MAX_STREAMS];
     MPI_Op bf16_sum;
     bool staged;                        /* device memory is not host memory */
+    bool oversubscribed;                /* more threads that may run on this node than cores */
     zb_event *quiet[ZB_MPI_MAX_STREAMS]; /* staged: marks "the stream's work so far" */
     void *stage[ZB_MPI_MAX_STREAMS];    /* staged: pinned host buffer per stream */
     size_t stage_bytes[ZB_MPI_MAX_STREAMS];
@@ -84,19 +88,14 @@ static zb_status mpi_fail(int rc, int rank, const char *call, const char *label)
     return ZB_FAIL(ZB_ERR_MPI, "rank %d: %s for '%s' failed: %s", rank, call, label, text);
 }
 
-/* Starts the collective; in-place reduce-scatter needs a move afterwards. */
+/* Starts a reduction or the barrier (all-gather: allgather_start); in-place
+ * reduce-scatter needs a move afterwards. */
 static int coll_start(const mpi_coll_op *op, MPI_Request *req, const char **call) {
     const mpi_comm *c = op->comm;
     MPI_Datatype t = mpi_type(op->dtype);
     int n = (int)op->count, rank = c->base.rank;
     size_t e = zb_dtype_size(op->dtype);
     switch (op->kind) {
-    case ZB_COLL_ALLGATHER: {
-        bool in_place = op->send == (const char *)op->recv + (size_t)rank * op->count * e;
-        *call = "MPI_Iallgather";
-        return MPI_Iallgather(in_place ? MPI_IN_PLACE : op->send, n, t, op->recv, n, t, op->mpi,
-                              req);
-    }
     case ZB_COLL_REDUCESCATTER: {
         bool in_place = op->recv == (const char *)op->send + (size_t)rank * op->count * e;
         *call = "MPI_Ireduce_scatter_block";
@@ -112,22 +111,91 @@ static int coll_start(const mpi_coll_op *op, MPI_Request *req, const char **call
     case ZB_COLL_BARRIER:
         *call = "MPI_Ibarrier";
         return MPI_Ibarrier(op->mpi, req);
+    case ZB_COLL_ALLGATHER: /* allgather_start */
     case ZB_COLL_COUNT: break;
     }
     *call = "unknown collective";
     return MPI_ERR_OTHER;
 }
 
+/* All-gather by point-to-point: each peer's block received straight into
+ * recv, this rank's sent to each peer straight from send, and the own
+ * block's local copy made while they move (Open MPI's blocking all-gather
+ * works so; its non-blocking one spends a schedule round, and a poll, on
+ * the copy first: docs/design.md §10). reqs holds 2 (n - 1) requests. The
+ * comm's communicator is this stream's alone and its all-gathers run in
+ * order, so messages of one tag match call by call. */
+#define ZB_MPI_ALLGATHER_TAG 0x7a67
+static int allgather_start(const mpi_coll_op *op, MPI_Request *reqs, int *n_reqs, const char **call) {
+    const mpi_comm *c = op->comm;
+    int n = c->base.n_ranks, rank = c->base.rank, count = (int)op->count, rc = MPI_SUCCESS;
+    MPI_Datatype t = mpi_type(op->dtype);
+    size_t block = op->count * zb_dtype_size(op->dtype);
+    char *recv = (char *)op->recv;
+    *n_reqs = 0;
+    *call = "MPI_Irecv";
+    for (int k = 1; k < n && rc == MPI_SUCCESS; k++) {
+        int from = (rank - k + n) % n;
+        rc = MPI_Irecv(recv + (size_t)from * block, count, t, from, ZB_MPI_ALLGATHER_TAG, op->mpi, &reqs[(*n_reqs)++]);
+    }
+    if (rc == MPI_SUCCESS) *call = "MPI_Isend";
+    for (int k = 1; k < n && rc == MPI_SUCCESS; k++) {
+        int to = (rank + k) % n;
+        rc = MPI_Isend(op->send, count, t, to, ZB_MPI_ALLGATHER_TAG, op->mpi, &reqs[(*n_reqs)++]);
+    }
+    char *own = recv + (size_t)rank * block;
+    if (rc == MPI_SUCCESS && op->send != own) memcpy(own, op->send, block);
+    return rc;
+}
+
+/* Polls the requests until all complete or the deadline passes. Between
+ * tests it yields the core when another stream of this rank works (compute
+ * to overlap) or when the node's ranks have more threads that may run than
+ * it has cores (a peer's poll, a host thread about to issue the next op);
+ * otherwise it spins, as Open MPI's own blocking wait does: a yield at
+ * every test handed the core to other processes on a loaded machine and
+ * made a 1 MiB all-gather take milliseconds (docs/design.md §10). A spin
+ * that took the cores from the host thread stopped prefetch from issuing
+ * its next gather until the running collective ended (no overlap at all). */
+static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t deadline_ns, int *mpi_rc) {
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            *mpi_rc = rc;
+            return ZB_MPI_POLL_FAILED;
+        }
+        if (done) return ZB_MPI_POLL_DONE;
+        if (zb_now_ns() > deadline_ns) return ZB_MPI_POLL_TIMED_OUT;
+        /* This poll runs on a stream thread: it is one of the busy ones. */
+        if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1) sched_yield();
+    }
+}
+
 static zb_status coll_run(void *arg) {
     mpi_coll_op *op = (mpi_coll_op *)arg;
     const mpi_comm *c = op->comm;
     int rank = c->base.rank;
-    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Request one = MPI_REQUEST_NULL, *reqs = &one;
+    int n_reqs = 1;
     const char *call = "";
-    int rc = coll_start(op, &req, &call);
+    int rc = MPI_SUCCESS;
+    if (op->kind == ZB_COLL_ALLGATHER && c->base.n_ranks > 1) {
+        reqs = (MPI_Request *)malloc(2 * (size_t)(c->base.n_ranks - 1) * sizeof *reqs);
+        if (!reqs) return ZB_FAIL(ZB_ERR_NOMEM, "rank %d: out of memory for the requests of '%s'", rank, op->label);
+        rc = allgather_start(op, reqs, &n_reqs, &call);
+    } else if (op->kind == ZB_COLL_ALLGATHER) { /* one rank: the copy is all there is */
+        if (op->send != op->recv) memcpy(op->recv, op->send, op->count * zb_dtype_size(op->dtype));
+        return ZB_OK;
+    } else {
+        rc = coll_start(op, &one, &call);
+    }
+    /* Failed or timed out, requests may still be active: the job ends
+     * (main aborts), so `reqs` is left to it. */
     if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, call, op->label);
     /* The messages are formatted only on failure: this is the hot path. */
-    zb_mpi_poll p = zb_mpi_poll_until(&req, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc);
+    zb_mpi_poll p = poll_all(c, n_reqs, reqs, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc);
+    if (p == ZB_MPI_POLL_DONE && reqs != &one) free(reqs);
     if (p == ZB_MPI_POLL_FAILED) return mpi_fail(rc, rank, "MPI_Test", op->label);
     if (p == ZB_MPI_POLL_TIMED_OUT) {
         return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
@@ -355,6 +423,12 @@ zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_st
         return mpi_fail(rc, 0, "MPI_Op_create", "bf16 sum");
     }
     c->staged = !zb_dev_mem_is_host(dev); /* the same on every rank: one device kind per job */
+    /* The threads this node's ranks may run at once (each rank's streams
+     * and its host thread; Open MPI's launcher gives the ranks per node)
+     * against the node's cores. */
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    c->oversubscribed = !local || cores < 1 || atol(local) * (long)(n_streams + 1) > cores;
     if (c->staged) {
         zb_status st = ZB_OK;
         if (!zb_dev_runs_host_code(dev)) {

@@ -6,7 +6,7 @@
  * Same shapes, aliasing and gradient conventions as the reference
  * functions of the same name without "_fast" (zb_cpu_kernels.h). The
  * difference is the arithmetic: fp32 accumulation in independent lanes
- * (so the compiler vectorises the loops; no -ffast-math), a polynomial
+ * (so the compiler vectorises the loops; no fast-math option), a polynomial
  * exp (zb_cpu_vexpf, within 2 ulp of expf for the arguments used), and
  * attention through cblas_sgemm. Results agree with the reference within
  * the fp32 bound the conformance suite uses. */

@@ -73,7 +73,7 @@ static float fma_loop_scalar(int64_t iters) {
 
 volatile float zb_cpu_peak_sink; /* keeps the loops from being optimized away */
 
-double zb_cpu_peak_gflops_per_core(double seconds, const char **isa) {
+double zb_cpu_peak_gflops_per_core(double seconds, int n_runs, double *runs_gflops, const char **isa) {
     float (*loop)(int64_t) = fma_loop_scalar;
     double flops_per_iter = 8 * 2;
     *isa = "scalar";
@@ -89,23 +89,26 @@ double zb_cpu_peak_gflops_per_core(double seconds, const char **isa) {
         *isa = "avx2+fma";
     }
 #endif
-    /* Grow the iteration count until one run lasts a third of `seconds`,
-     * then keep the best rate of three runs (another process can only slow
-     * a run down, never speed it up). */
+    if (n_runs < 1) n_runs = 1;
+    /* Grow the iteration count until one run lasts seconds / n_runs, then
+     * time n_runs runs and keep the best rate (another process can only
+     * slow a run down, never speed it up). */
+    double run_s = seconds / n_runs;
     int64_t iters = 1 << 12;
     for (;;) {
         int64_t t0 = zb_now_ns();
         zb_cpu_peak_sink = loop(iters);
         double dt = (double)(zb_now_ns() - t0) / 1e9;
-        if (dt >= seconds / 3 || iters > ((int64_t)1 << 40)) break;
+        if (dt >= run_s || iters > ((int64_t)1 << 40)) break;
         iters *= 2;
     }
     double best = 0.0;
-    for (int run = 0; run < 3; run++) {
+    for (int run = 0; run < n_runs; run++) {
         int64_t t0 = zb_now_ns();
         zb_cpu_peak_sink = loop(iters);
         double dt = (double)(zb_now_ns() - t0) / 1e9;
-        double rate = (double)iters * flops_per_iter / dt / 1e9;
+        double rate = dt > 0 ? (double)iters * flops_per_iter / dt / 1e9 : 0.0;
+        if (runs_gflops) runs_gflops[run] = rate;
         if (rate > best) best = rate;
     }
     return best;

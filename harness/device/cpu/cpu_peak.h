@@ -7,9 +7,11 @@
 extern "C" {
 #endif
 
-/* Runs for about `seconds` and returns GFLOP/s of one thread; `*isa` names
- * the instruction set used ("avx512f", "avx2+fma" or "scalar"). */
-double zb_cpu_peak_gflops_per_core(double seconds, const char **isa);
+/* Runs n_runs timed runs of about seconds / n_runs each (after sizing the
+ * loop) and returns the best GFLOP/s of one thread; runs_gflops (NULL:
+ * not kept) gets each run's rate, n_runs of them; `*isa` names the
+ * instruction set used ("avx512f", "avx2+fma" or "scalar"). */
+double zb_cpu_peak_gflops_per_core(double seconds, int n_runs, double *runs_gflops, const char **isa);
 
 #ifdef __cplusplus
 }

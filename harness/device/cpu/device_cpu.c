@@ -53,9 +53,15 @@ typedef struct cpu_stream {
     zb_stream base;
     pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t cv; /* work arrived, an op finished, or stop */
+    pthread_cond_t cv;      /* the thread's: work arrived, or stop */
+    pthread_cond_t done_cv; /* a waiter's: n_done reached wake_at */
     cpu_op *head, *tail;
     uint64_t n_issued, n_done;
+    /* The smallest n_done a waiter waits for (UINT64_MAX: none). Waking a
+     * waiter only then, not after every op, keeps a host thread that syncs
+     * from being switched in once per op: on a 2-core machine that switch
+     * took the core from the stream's own thread or the peer rank. */
+    uint64_t wake_at;
     bool stop;
     zb_status error;
     char error_msg[ZB_ERROR_MAX];
@@ -68,6 +74,7 @@ typedef struct cpu_device {
     pthread_cond_t ev_cv;
     int n_streams;
     atomic_uint_fast64_t n_issued; /* numbers every op in issue order */
+    atomic_int busy;               /* streams running an op now (host_busy_streams) */
 } cpu_device;
 
 static cpu_device *cpu_dev(zb_device *d) { return (cpu_device *)d; }
@@ -243,13 +250,18 @@ static void *stream_main(void *arg) {
         } else if (op->type == CPU_OP_WAIT) {
             run_event_wait(s, op);
         } else {
+            atomic_fetch_add(&cpu_dev(s->base.dev)->busy, 1);
             run_work(s, op);
+            atomic_fetch_sub(&cpu_dev(s->base.dev)->busy, 1);
         }
         free(op);
 
         pthread_mutex_lock(&s->lock);
         s->n_done++;
-        pthread_cond_broadcast(&s->cv);
+        if (s->n_done >= s->wake_at) {
+            s->wake_at = UINT64_MAX; /* each woken waiter that still waits sets it again */
+            pthread_cond_broadcast(&s->done_cv);
+        }
         pthread_mutex_unlock(&s->lock);
     }
 }
@@ -267,7 +279,7 @@ static zb_status stream_push(cpu_stream *s, cpu_op *op) {
     }
     s->tail = op;
     s->n_issued++;
-    pthread_cond_broadcast(&s->cv);
+    pthread_cond_signal(&s->cv); /* only the stream's thread waits on it */
     pthread_mutex_unlock(&s->lock);
     return ZB_OK;
 }
@@ -347,7 +359,8 @@ static zb_status stream_drain_within(zb_stream *zs, double timeout_s) {
     pthread_mutex_lock(&s->lock);
     uint64_t target = s->n_issued;
     while (s->n_done < target && rc != ETIMEDOUT) {
-        rc = pthread_cond_timedwait(&s->cv, &s->lock, &until);
+        if (target < s->wake_at) s->wake_at = target;
+        rc = pthread_cond_timedwait(&s->done_cv, &s->lock, &until);
     }
     bool drained = s->n_done >= target;
     zb_status err = s->error;
@@ -379,9 +392,18 @@ static zb_status cpu_stream_create(zb_device *zd, const char *name, zb_stream **
     s->base.id = d->n_streams++;
     strncpy(s->base.name, name ? name : "stream", sizeof s->base.name - 1);
     pthread_mutex_init(&s->lock, NULL);
+    s->wake_at = UINT64_MAX;
     zb_status st = cond_init_monotonic(&s->cv);
+    if (st == ZB_OK) {
+        st = cond_init_monotonic(&s->done_cv);
+        if (st != ZB_OK) pthread_cond_destroy(&s->cv);
+    }
     int rc = st == ZB_OK ? pthread_create(&s->thread, NULL, stream_main, s) : -1;
     if (rc != 0) {
+        if (st == ZB_OK) {
+            pthread_cond_destroy(&s->done_cv);
+            pthread_cond_destroy(&s->cv);
+        }
         pthread_mutex_destroy(&s->lock);
         free(s);
         return st != ZB_OK ? st
@@ -401,6 +423,7 @@ static void cpu_stream_destroy(zb_stream *zs) {
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
+    pthread_cond_destroy(&s->done_cv);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -498,6 +521,7 @@ static void cpu_mem_stats(zb_device *zd, zb_mem_stats *out) {
     zb_mempool_stats(&cpu_dev(zd)->pool, out);
 }
 static void cpu_mem_reset_peak(zb_device *zd) { zb_mempool_reset_peak(&cpu_dev(zd)->pool); }
+static int cpu_host_busy_streams(zb_device *zd) { return atomic_load(&cpu_dev(zd)->busy); }
 
 static void cpu_destroy(zb_device *zd) {
     cpu_device *d = cpu_dev(zd);
@@ -529,6 +553,7 @@ static const zb_device_ops cpu_ops = {
     .gemm = cpu_gemm,
     .launch_host = cpu_launch_host,
     .kernels = zb_kernels_cpu,
+    .host_busy_streams = cpu_host_busy_streams,
 };
 
 zb_status zb_device_cpu_create(const zb_device_config *cfg, zb_device **out) {

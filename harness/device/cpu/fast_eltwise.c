@@ -1,6 +1,6 @@
 /* The cpu device's fast element-wise and norm kernels (cpu_fast.h).
  *
- * How they vectorise without -ffast-math: the compiler may not reorder a
+ * How they vectorise without fast-math options: the compiler may not reorder a
  * float sum, so every reduction keeps ZB_LANES independent partial sums
  * (or maxima) that the vectoriser maps onto one register each pass, and
  * the lanes are added at the end; exp is a polynomial with no libm call

@@ -1,0 +1,41 @@
+# Shared by the figure scripts (plots/*.gp), which load it first: the
+# terminal chosen by the ending of `out` (.pdf: pdfcairo, for papers; .png:
+# pngcairo, 300 dpi), sized for one column of a paper (3.3 in wide, `height`
+# in high, 7 pt text), and line types told apart by dash and point type as
+# well as colour, so a figure printed in greyscale still reads.
+if (!exists("data") || !exists("out")) {
+    print "usage: gnuplot -e \"data='FILE.dat'; out='FIG.pdf'\" SCRIPT.gp (out='FIG.png' for a PNG)"
+    exit status 2
+}
+if (!exists("height")) height = 2.4
+ext = strlen(out) >= 4 ? out[strlen(out)-3:] : ""
+if (ext eq ".pdf") {
+    eval sprintf("set terminal pdfcairo size 3.3in,%.2fin font 'Sans,7' linewidth 1 rounded", height)
+} else {
+    if (ext eq ".png") {
+        eval sprintf("set terminal pngcairo size 990,%d font 'Sans,7' fontscale 2.9 linewidth 3 rounded", int(height * 300))
+    } else {
+        print "out='", out, "': expected a name ending in .pdf or .png"
+        exit status 2
+    }
+}
+set output out
+set termoption noenhanced
+set encoding utf8
+set border 3 lw 0.8
+set tics nomirror out scale 0.6
+set grid ytics lc rgb '#d0d0d0' lw 0.5 dt 1
+set key noautotitle samplen 2.5 spacing 1.0 font ',6'
+set datafile missing 'NaN'
+# Okabe-Ito colours (distinct luminance), each with its own dash and point.
+set linetype 1 lc rgb '#000000' dt 1 pt 7 ps 0.55 lw 1.2
+set linetype 2 lc rgb '#d55e00' dt 2 pt 5 ps 0.55 lw 1.2
+set linetype 3 lc rgb '#0072b2' dt 3 pt 9 ps 0.65 lw 1.2
+set linetype 4 lc rgb '#009e73' dt 4 pt 11 ps 0.65 lw 1.2
+set linetype 5 lc rgb '#cc79a7' dt 5 pt 13 ps 0.6 lw 1.2
+set linetype 6 lc rgb '#e69f00' dt (8,3,2,3,2,3) pt 4 ps 0.55 lw 1.2
+set linetype 7 lc rgb '#56b4e9' dt (2,2) pt 6 ps 0.55 lw 1.2
+set linetype 8 lc rgb '#7f7f7f' dt (10,2) pt 8 ps 0.6 lw 1.2
+set linetype cycle 8
+# Reference lines (a link's bandwidth, a peak): thin grey, long dashes.
+ref_style = "lc rgb '#404040' lw 0.9"

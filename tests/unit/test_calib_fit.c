@@ -1,0 +1,83 @@
+/* The fits of zerobench calibrate (tools/calib_fit.h): an alpha-beta model
+ * recovered from exact synthetic sweeps (one collective, and pooled over
+ * collectives with different step counts), residuals of a perturbed sweep,
+ * the negative-latency refit, sweeps that cannot be fitted, and the GEMM
+ * table reproducing every measured time with the overhead. */
+#include <math.h>
+#include <string.h>
+
+#include "calib_fit.h"
+#include "zb_test.h"
+
+static bool near(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
+
+static void test_alpha_beta(void) {
+    const double lat = 7e-6, bw = 2.5e9;
+    zb_calib_point p[32];
+    int n = 0;
+    /* all-gather (n-1 = 3 steps) and all-reduce (6 steps) on 4 ranks */
+    for (int k = 0; k < 2; k++) {
+        for (double x = 1024; x <= 64 * 1024 * 1024.0; x *= 4) {
+            double steps = k ? 6 : 3;
+            p[n++] = (zb_calib_point){steps, x, steps * lat + x / bw};
+        }
+    }
+    zb_calib_fit f;
+    ZB_CHECK_OK(zb_calib_fit_alpha_beta(p, n, &f));
+    ZB_CHECK_MSG(near(f.latency_s, lat, 1e-9) && near(f.bandwidth_bytes_per_s, bw, 1e-9), "fit %g s, %g B/s",
+                 f.latency_s, f.bandwidth_bytes_per_s);
+    ZB_CHECK(f.rms_residual_pct < 1e-6 && f.max_residual_pct < 1e-6 && !f.latency_clamped && f.n_points == n);
+    /* +-10 % on alternate points: residuals of that order, estimates close. */
+    for (int i = 0; i < n; i++) p[i].time_s *= i % 2 ? 1.1 : 0.9;
+    ZB_CHECK_OK(zb_calib_fit_alpha_beta(p, n, &f));
+    ZB_CHECK(f.max_residual_pct > 5 && f.max_residual_pct < 15 && f.rms_residual_pct > 5);
+    ZB_CHECK(near(f.bandwidth_bytes_per_s, bw, 0.15) && near(f.latency_s, lat, 0.3));
+    /* pure bandwidth with a slight excess at large sizes: the latency fit goes negative and is refitted as 0 */
+    n = 0;
+    for (double x = 1e3; x <= 1e8; x *= 10) p[n++] = (zb_calib_point){1, x, x / bw * (x > 1e6 ? 1.2 : 1.0)};
+    ZB_CHECK_OK(zb_calib_fit_alpha_beta(p, n, &f));
+    ZB_CHECK(f.latency_s == 0 && f.latency_clamped && f.bandwidth_bytes_per_s > 0);
+    /* unfit: one point, times falling with size, a zero time */
+    ZB_CHECK(zb_calib_fit_alpha_beta(p, 1, &f) == ZB_ERR_INVALID);
+    zb_calib_point down[3] = {{1, 1e3, 3e-3}, {1, 1e5, 2e-3}, {1, 1e7, 1e-3}};
+    ZB_CHECK(zb_calib_fit_alpha_beta(down, 3, &f) == ZB_ERR_INVALID);
+    ZB_CHECK(strstr(zb_error_message(), "do not grow") != NULL);
+    zb_calib_point zero[2] = {{1, 1e3, 0}, {1, 1e5, 1e-3}};
+    ZB_CHECK(zb_calib_fit_alpha_beta(zero, 2, &f) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_calib_ring_steps("allgather", 8) == 7 && zb_calib_ring_steps("reducescatter", 8) == 7);
+    ZB_CHECK(zb_calib_ring_steps("allreduce", 8) == 14 && zb_calib_ring_steps("allreduce", 1) == 0);
+    ZB_CHECK(zb_calib_ring_steps("broadcast", 8) == -1);
+}
+
+static void test_gemm(void) {
+    const double peak = 1e11, over = 5e-6, eff[4] = {0.2, 0.5, 0.8, 0.9};
+    zb_calib_gemm g;
+    memset(&g, 0, sizeof g);
+    for (int i = 0; i < 4; i++) {
+        g.dim[i] = 64 << i;
+        g.time_s[i] = over + 2 * g.dim[i] * g.dim[i] * g.dim[i] / (peak * eff[i]);
+    }
+    g.n = 4;
+    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak));
+    /* the overhead is the least spare time: the smallest size's, here over + its FLOP time beyond the peak */
+    for (int i = 0; i < 4; i++) {
+        double f = 2 * g.dim[i] * g.dim[i] * g.dim[i];
+        ZB_CHECK_MSG(near(g.overhead_s + f / (peak * g.eff[i]), g.time_s[i], 1e-9), "size %g: model %g, measured %g",
+                     g.dim[i], g.overhead_s + f / (peak * g.eff[i]), g.time_s[i]);
+        ZB_CHECK(g.eff[i] > 0 && g.eff[i] <= 1);
+    }
+    ZB_CHECK(g.overhead_s >= over && g.eff[0] == 1.0 && g.eff[3] > g.eff[1]);
+    /* faster than the peak: clamped to 1 */
+    g.time_s[3] = 2 * g.dim[3] * g.dim[3] * g.dim[3] / (2 * peak);
+    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak));
+    ZB_CHECK(g.eff[3] == 1.0 && g.clamped[3]);
+    ZB_CHECK(zb_calib_fit_gemm(&g, 0) == ZB_ERR_INVALID);
+    g.dim[2] = g.dim[1];
+    ZB_CHECK(zb_calib_fit_gemm(&g, peak) == ZB_ERR_INVALID);
+}
+
+int main(void) {
+    test_alpha_beta();
+    test_gemm();
+    return zb_test_finish("test_calib_fit");
+}

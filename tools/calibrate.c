@@ -1,0 +1,469 @@
+/* zerobench calibrate -o PROFILE.json: runs the GEMM sweep and the
+ * collective sweeps on the machine at hand as child runs of this binary
+ * (tool_run.h, --json to a temporary folder), fits them (calib_fit.h) and
+ * writes a hardware profile that loads like any other (calib_profile.c):
+ * the measured peak, GEMM efficiency by size and the per-op overhead, the
+ * latency and bandwidth of the links inside a node and, when the job spans
+ * nodes, across them; everything else from the base profile.
+ *
+ *   zerobench calibrate -o /tmp/here.json
+ *   zerobench calibrate -o here.json --backend cuda --dtype bf16 --nodes 2 --gpus-per-node 8
+ *
+ * Exit codes: 0 written, 2 bad input (nothing run, no file), 1 a child run
+ * or a fit that failed (no file). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "comm.h"
+#include "dtype.h"
+#include "parse.h"
+#include "profile.h"
+#include "results.h"
+#include "tool.h"
+#include "tool_run.h"
+
+typedef struct calib_args {
+    const char *out, *backend, *comm, *nodes, *gpn, *hostfile, *hw, *dtype, *gemm_min, *gemm_max, *coll_min,
+        *coll_max, *iters, *timeout;
+    bool emulate, quick;
+} calib_args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: zerobench calibrate -o PROFILE.json [--backend B] [--comm C] [--nodes N] [--gpus-per-node G]\n"
+            "                           [--emulate-nodes] [--hostfile FILE] [--hw BASE] [--dtype float|bf16]\n"
+            "                           [--gemm-min D] [--gemm-max D] [--coll-min BYTES] [--coll-max BYTES]\n"
+            "                           [--iters N] [--timeout S] [--quick]\n"
+            "Runs the GEMM and collective sweeps here and writes a hardware profile fitted to them.\n"
+            "  -o FILE              the profile to write (atomically)\n"
+            "  --backend, --comm    passed to every run (default auto)\n"
+            "  --nodes, --gpus-per-node, --emulate-nodes, --hostfile\n"
+            "                       the job the collectives run on (default 1 node of 2 ranks); the links inside a\n"
+            "                       node are fitted on one node, across nodes on the whole job\n"
+            "  --hw BASE            the profile the unmeasured fields come from (default: the backend's)\n"
+            "  --dtype D            GEMM and collective dtype (default float; bf16 on GPUs)\n"
+            "  --gemm-min/-max D    square GEMM sizes, doubling (default 64 .. 1024)\n"
+            "  --coll-min/-max B    collective sizes, x4 (default 4K .. 16M)\n"
+            "  --iters N            timed iterations per size (default 10)\n"
+            "  --timeout S          seconds each child run may take (default 600)\n"
+            "  --quick              a short sweep (GEMM 32 .. 128, collectives 1K .. 64K, 3 iterations)\n");
+}
+
+static const char *error_text(char *buf, size_t n) {
+    snprintf(buf, n, "%s", zb_error_message());
+    char *tag = strrchr(buf, '(');
+    if (tag && tag > buf && tag[-1] == ' ' && buf[strlen(buf) - 1] == ')') tag[-1] = '\0';
+    return buf;
+}
+
+static zb_status parse_args(int argc, char **argv, calib_args *a) {
+    struct { const char *flag; const char **slot; } opts[] = {
+        {"-o", &a->out}, {"--output", &a->out}, {"--backend", &a->backend}, {"--comm", &a->comm},
+        {"--nodes", &a->nodes}, {"--gpus-per-node", &a->gpn}, {"--hostfile", &a->hostfile}, {"--hw", &a->hw},
+        {"--dtype", &a->dtype}, {"--gemm-min", &a->gemm_min}, {"--gemm-max", &a->gemm_max},
+        {"--coll-min", &a->coll_min}, {"--coll-max", &a->coll_max}, {"--iters", &a->iters},
+        {"--timeout", &a->timeout}};
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--emulate-nodes")) { a->emulate = true; continue; }
+        if (!strcmp(argv[i], "--quick")) { a->quick = true; continue; }
+        const char **slot = NULL;
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+            if (!strcmp(argv[i], opts[k].flag)) slot = opts[k].slot;
+        }
+        char shown[72];
+        if (!slot) {
+            return ZB_FAIL(ZB_ERR_INVALID, "calibrate: unknown option '%s' (accepted: -o, --backend, --comm, --nodes, "
+                           "--gpus-per-node, --emulate-nodes, --hostfile, --hw, --dtype, --gemm-min, --gemm-max, "
+                           "--coll-min, --coll-max, --iters, --timeout, --quick, --help)",
+                           zb_results_shown_path(argv[i], shown));
+        }
+        if (i + 1 >= argc) return ZB_FAIL(ZB_ERR_INVALID, "calibrate: %s needs a value", argv[i]);
+        *slot = argv[++i];
+    }
+    if (!a->out) return ZB_FAIL(ZB_ERR_INVALID, "calibrate: -o PROFILE.json is required (the profile to write)");
+    return ZB_OK;
+}
+
+static zb_status check_int(const char *flag, const char *text, int64_t lo, int64_t hi) {
+    int64_t v;
+    char shown[72];
+    if (zb_parse_int64(text, &v) != ZB_OK || v < lo || v > hi) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': accepted: an integer from %lld to %lld", flag,
+                       zb_results_shown_path(text, shown), (long long)lo, (long long)hi);
+    }
+    return ZB_OK;
+}
+
+static zb_status check_size(const char *flag, const char *text) {
+    uint64_t v;
+    char shown[72];
+    if (zb_parse_size(text, &v) != ZB_OK || v == 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': accepted: a size such as 4096, 4K, 16M",
+                       flag, zb_results_shown_path(text, shown));
+    }
+    return ZB_OK;
+}
+
+static zb_status check_out(const char *path) {
+    char shown[72], dir[1024];
+    struct stat st;
+    if (!path[0] || strlen(path) >= sizeof dir || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        return ZB_FAIL(ZB_ERR_INVALID, "-o '%s': expected a file path", zb_results_shown_path(path, shown));
+    }
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) slash[1] = '\0';
+    else *slash = '\0';
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "-o '%s': its folder does not exist or is not writable",
+                       zb_results_shown_path(path, shown));
+    }
+    return ZB_OK;
+}
+
+/* Everything that can be checked before anything runs. */
+static zb_status validate(calib_args *a) {
+    char why[ZB_ERROR_MAX], shown[72];
+    ZB_TRY(check_out(a->out));
+    if (a->quick) {
+        if (!a->gemm_min) a->gemm_min = "32";
+        if (!a->gemm_max) a->gemm_max = "128";
+        if (!a->coll_min) a->coll_min = "1K";
+        if (!a->coll_max) a->coll_max = "64K";
+        if (!a->iters) a->iters = "3";
+    }
+    if (!a->gemm_min) a->gemm_min = "64";
+    if (!a->gemm_max) a->gemm_max = "1024";
+    if (!a->coll_min) a->coll_min = "4K";
+    if (!a->coll_max) a->coll_max = "16M";
+    if (!a->iters) a->iters = "10";
+    if (!a->timeout) a->timeout = "600";
+    if (!a->dtype) a->dtype = "float";
+    if (!a->backend) a->backend = "auto";
+    if (!a->comm) a->comm = "auto";
+    if (a->nodes) ZB_TRY(check_int("--nodes", a->nodes, 1, 1 << 16));
+    if (a->gpn) ZB_TRY(check_int("--gpus-per-node", a->gpn, 1, 1 << 10));
+    ZB_TRY(check_int("--gemm-min", a->gemm_min, 1, 1 << 16));
+    ZB_TRY(check_int("--gemm-max", a->gemm_max, 1, 1 << 16));
+    if (atoi(a->gemm_max) < 2 * atoi(a->gemm_min)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--gemm-max %s: at least twice --gemm-min %s (two sizes to fit)", a->gemm_max,
+                       a->gemm_min);
+    }
+    int n_gemm = 0;
+    for (long d = atol(a->gemm_min); d <= atol(a->gemm_max); d *= 2) n_gemm++;
+    if (n_gemm > ZB_SIM_MAX_GEMM_EFF) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--gemm-min %s --gemm-max %s: %d doubling sizes; a profile's gemm_efficiency "
+                       "table holds at most %d", a->gemm_min, a->gemm_max, n_gemm, ZB_SIM_MAX_GEMM_EFF);
+    }
+    ZB_TRY(check_size("--coll-min", a->coll_min));
+    ZB_TRY(check_size("--coll-max", a->coll_max));
+    uint64_t lo = 0, hi = 0;
+    zb_parse_size(a->coll_min, &lo);
+    zb_parse_size(a->coll_max, &hi);
+    if (hi < 4 * lo) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--coll-max %s: at least 4 times --coll-min %s (two sizes to fit)",
+                       a->coll_max, a->coll_min);
+    }
+    ZB_TRY(check_int("--iters", a->iters, 1, 1000000));
+    double t;
+    if (zb_parse_double(a->timeout, &t) != ZB_OK || !(t > 0)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--timeout '%s': accepted: a positive number of seconds",
+                       zb_results_shown_path(a->timeout, shown));
+    }
+    zb_dtype d;
+    if (zb_dtype_parse(a->dtype, &d) != ZB_OK) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--dtype '%s': accepted: float, bf16", zb_results_shown_path(a->dtype, shown));
+    }
+    if (a->hw) {
+        zb_hw_profile hw;
+        if (zb_hw_profile_load(a->hw, &hw) != ZB_OK) {
+            return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", zb_results_shown_path(a->hw, shown),
+                           error_text(why, sizeof why));
+        }
+    }
+    return ZB_OK;
+}
+
+/* ---- child runs ---------------------------------------------------------------- */
+
+typedef struct calib_run {
+    char dir[256];
+    double timeout_s;
+} calib_run;
+
+/* The log's last line with words in it (mpirun frames its messages in
+ * lines of dashes), for a one-line message. */
+static void last_line(const char *log, char *out, size_t n) {
+    FILE *f = fopen(log, "r");
+    char line[512];
+    snprintf(out, n, "(no output)");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        bool words = false;
+        for (const char *q = line; *q && !words; q++) words = isalpha((unsigned char)*q);
+        if (words) snprintf(out, n, "%s", line);
+    }
+    if (f) fclose(f);
+}
+
+/* Runs `zerobench args...` with --json DIR/NAME.json and loads that file. */
+static zb_status run_child(const calib_run *r, const char *name, const char **args, int n_args, json_t **doc) {
+    char json[400], log[400];
+    snprintf(json, sizeof json, "%s/%s.json", r->dir, name);
+    snprintf(log, sizeof log, "%s/%s.log", r->dir, name);
+    const char *argv[64];
+    int n = 0;
+    for (int i = 0; i < n_args && n < 60; i++) argv[n++] = args[i];
+    argv[n++] = "--json";
+    argv[n++] = json;
+    argv[n] = NULL;
+    int rc = 0;
+    zb_status s = zb_tool_run_self(argv, log, r->timeout_s, &rc);
+    if (s == ZB_OK && rc != 0) {
+        char tail[400];
+        last_line(log, tail, sizeof tail);
+        s = ZB_FAIL(rc == 2 ? ZB_ERR_INVALID : ZB_ERR_IO, "calibrate: 'zerobench %s' failed (exit %d): %s", args[0], rc,
+                    tail);
+    }
+    if (s != ZB_OK) return s;
+    return zb_results_load(json, doc);
+}
+
+static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt; }
+
+/* ---- the sweeps ------------------------------------------------------------------- */
+
+static zb_status load_base(const char *name, zb_calib *c) {
+    char path[512];
+    if (strchr(name, '/') || (strlen(name) > 5 && !strcmp(name + strlen(name) - 5, ".json"))) {
+        snprintf(path, sizeof path, "%s", name);
+    } else {
+        char dir[400];
+        ZB_TRY(zb_profile_dir(dir, sizeof dir));
+        snprintf(path, sizeof path, "%s/hw/%s.json", dir, name);
+    }
+    json_error_t err;
+    c->base = json_load_file(path, 0, &err);
+    if (!json_is_object(c->base)) return ZB_FAIL(ZB_ERR_INVALID, "calibrate: base profile %s: %s", path, err.text);
+    snprintf(c->base_path, sizeof c->base_path, "%s", path);
+    return ZB_OK;
+}
+
+static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    const char *args[32] = {"gemm", "--backend", a->backend, "-b", a->gemm_min, "-e", a->gemm_max, "-f", "2",
+                            "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype};
+    int n = 17;
+    if (a->hw) {
+        args[n++] = "--hw";
+        args[n++] = a->hw;
+    }
+    snprintf(c->gemm_command, sizeof c->gemm_command, "zerobench gemm -b %s -e %s -f 2 -n %s", a->gemm_min,
+             a->gemm_max, a->iters);
+    json_t *doc = NULL;
+    ZB_TRY(run_child(r, "gemm", args, n, &doc));
+    const json_t *meta = json_object_get(doc, "meta"), *runs = json_object_get(doc, "runs");
+    const char *host = json_string_value(json_array_get(json_object_get(meta, "hosts"), 0));
+    const char *date = json_string_value(json_object_get(meta, "date_utc"));
+    const char *hw = json_string_value(json_object_get(json_object_get(meta, "config"), "hw"));
+    snprintf(c->host, sizeof c->host, "%s", host ? host : "unknown");
+    snprintf(c->date_utc, sizeof c->date_utc, "%s", date ? date : "unknown");
+    snprintf(c->backend, sizeof c->backend, "%s", str_or(json_string_value(json_object_get(meta, "backend")), "?"));
+    snprintf(c->comm, sizeof c->comm, "%s", str_or(json_string_value(json_object_get(meta, "comm")), "?"));
+    zb_status s = hw && hw[0] ? load_base(hw, c) : ZB_FAIL(ZB_ERR_INVALID, "calibrate: the GEMM run named no hardware "
+                                                          "profile to start from: pass --hw BASE");
+    double peak_sum = 0;
+    for (size_t i = 0; s == ZB_OK && i < json_array_size(runs); i++) {
+        const json_t *run = json_array_get(runs, i), *m = json_object_get(run, "metrics");
+        double tflops = json_number_value(json_object_get(m, "tflops"));
+        double pct = json_number_value(json_object_get(m, "pct_peak"));
+        long long dim = 0;
+        if (sscanf(str_or(json_string_value(json_object_get(run, "shape")), ""), "%lldx", &dim) != 1 || !(pct > 0) ||
+            c->gemm.n >= ZB_CALIB_MAX_POINTS) {
+            s = ZB_FAIL(ZB_ERR_IO, "calibrate: the GEMM run gave no %% of peak (no peak known: pass --hw BASE with "
+                        "the device's peak)");
+            break;
+        }
+        c->gemm.dim[c->gemm.n] = (double)dim;
+        c->gemm.time_s[c->gemm.n] = json_number_value(json_object_get(m, "time_us")) * 1e-6;
+        c->gemm.n++;
+        peak_sum += tflops * 1e12 * 100.0 / pct; /* the same peak for every size of one run */
+    }
+    if (s == ZB_OK && c->gemm.n < 2) s = ZB_FAIL(ZB_ERR_IO, "calibrate: the GEMM run gave %d size(s)", c->gemm.n);
+    if (s == ZB_OK) {
+        c->peak_flops = peak_sum / c->gemm.n;
+        const json_t *field = json_object_get(c->base, strcmp(a->dtype, "bf16") ? "fp32_flops" : "bf16_flops");
+        snprintf(c->peak_source, sizeof c->peak_source, "%s", json_is_string(field)
+                 ? "measured by the gemm run (the harness's FMA peak)" : "the base profile's peak");
+        s = zb_calib_fit_gemm(&c->gemm, c->peak_flops);
+    }
+    json_decref(doc);
+    return s;
+}
+
+/* A sweep too noisy to fit (on a loaded machine small sizes can take
+ * longer than large ones) is said, not fatal: the profile then keeps the
+ * base's value for that link and the summary says so. */
+static void fit_or_say(const zb_calib_point *pts, int n, zb_calib_coll_fit *f) {
+    char why[ZB_ERROR_MAX];
+    f->have = zb_calib_fit_alpha_beta(pts, n, &f->fit) == ZB_OK;
+    if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", error_text(why, sizeof why));
+}
+
+/* One placement's sweeps of the three collectives, fitted one by one and pooled. */
+static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placement, const char *nodes,
+                             zb_calib *c) {
+    static zb_calib_point pooled[ZB_CALIB_N_COLLS * ZB_CALIB_MAX_POINTS];
+    int n_pooled = 0, ranks = 0;
+    for (int k = 0; k < ZB_CALIB_N_COLLS; k++) {
+        const char *args[40] = {zb_calib_colls[k], "--backend", a->backend, "--comm", a->comm, "--nodes", nodes,
+                                "--gpus-per-node", a->gpn ? a->gpn : "2", "-b", a->coll_min, "-e", a->coll_max,
+                                "-f", "4", "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype};
+        int n = 23;
+        if (placement == ZB_CALIB_INTER && a->emulate) args[n++] = "--emulate-nodes";
+        if (placement == ZB_CALIB_INTER && a->hostfile) {
+            args[n++] = "--hostfile";
+            args[n++] = a->hostfile;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s_%s", zb_calib_colls[k], placement == ZB_CALIB_INTRA ? "intra" : "inter");
+        json_t *doc = NULL;
+        ZB_TRY(run_child(r, name, args, n, &doc));
+        zb_calib_point pts[ZB_CALIB_MAX_POINTS];
+        int np = 0;
+        const json_t *runs = json_object_get(doc, "runs");
+        for (size_t i = 0; i < json_array_size(runs) && np < ZB_CALIB_MAX_POINTS; i++) {
+            const json_t *run = json_array_get(runs, i);
+            zb_dtype d;
+            if (zb_dtype_parse(str_or(json_string_value(json_object_get(run, "dtype")), ""), &d) != ZB_OK) continue;
+            ranks = (int)json_integer_value(json_object_get(run, "ranks"));
+            size_t count = (size_t)json_integer_value(json_object_get(run, "count"));
+            zb_coll kind = k == 0 ? ZB_COLL_ALLGATHER : k == 1 ? ZB_COLL_REDUCESCATTER : ZB_COLL_ALLREDUCE;
+            pts[np].steps = zb_calib_ring_steps(zb_calib_colls[k], ranks);
+            pts[np].sent_bytes = (double)zb_coll_sent_bytes(kind, count, zb_dtype_size(d), ranks);
+            pts[np].time_s = json_number_value(json_object_get(json_object_get(run, "metrics"), "time_us")) * 1e-6;
+            pooled[n_pooled++] = pts[np++];
+        }
+        snprintf(c->coll_command, sizeof c->coll_command, "zerobench allgather|reducescatter|allreduce -b %s -e %s "
+                 "-f 4 -n %s", a->coll_min, a->coll_max, a->iters);
+        json_decref(doc);
+        zb_calib_coll_fit *f = &c->coll[placement][k];
+        f->ranks = ranks;
+        fit_or_say(pts, np, f);
+    }
+    zb_calib_coll_fit *p = &c->pooled[placement];
+    p->ranks = ranks;
+    fit_or_say(pooled, n_pooled, p);
+    return ZB_OK;
+}
+
+/* ---- report ----------------------------------------------------------------------- */
+
+static void print_summary(const zb_calib *c, const char *out, const char *missing) {
+    printf("# calibrate: %s, backend %s, comm %s, %d node(s) x %d rank(s); base profile %s\n", c->host, c->backend,
+           c->comm, c->nodes, c->gpus_per_node, c->base_path);
+    printf("# peak %.4g GFLOP/s (%s); per-op overhead %.3g us (the least time a GEMM spent beyond its FLOPs)\n",
+           c->peak_flops / 1e9, c->peak_source, c->gemm.overhead_s * 1e6);
+    printf("#   GEMM M=N=K   time (us)   efficiency\n");
+    for (int i = 0; i < c->gemm.n; i++) {
+        printf("    %10.0f  %10.1f   %9.3f%s\n", c->gemm.dim[i], c->gemm.time_s[i] * 1e6, c->gemm.eff[i],
+               c->gemm.clamped[i] ? " (clamped to 1)" : "");
+    }
+    printf("# collectives: time = steps x latency + bytes sent per rank / bandwidth, least squares weighted by "
+           "1/time^2\n");
+    printf("#   collective      placement   ranks  latency/step (us)  bandwidth (GB/s)  rms resid (%%)  max resid (%%)\n");
+    const char *pl_name[2] = {"intra-node", "inter-node"};
+    for (int pl = 0; pl < 2; pl++) {
+        for (int k = 0; k <= ZB_CALIB_N_COLLS; k++) {
+            const zb_calib_coll_fit *f = k < ZB_CALIB_N_COLLS ? &c->coll[pl][k] : &c->pooled[pl];
+            if (!f->have && f->ranks) {
+                printf("    %-14s  %-10s  %5d  not fitted: %s\n", k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (sim)",
+                       pl_name[pl], f->ranks, f->why_not);
+            }
+            if (!f->have) continue;
+            printf("    %-14s  %-10s  %5d  %17.3f  %16.4f  %13.1f  %13.1f%s\n",
+                   k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (sim)", pl_name[pl], f->ranks,
+                   f->fit.latency_s * 1e6, f->fit.bandwidth_bytes_per_s / 1e9, f->fit.rms_residual_pct,
+                   f->fit.max_residual_pct, f->fit.latency_clamped ? " (latency fit < 0: 0)" : "");
+        }
+    }
+    if (!c->pooled[0].ranks && !c->pooled[1].ranks) printf("# one rank: no link to fit\n");
+    for (int pl = 0; pl < 2; pl++) {
+        if (c->pooled[pl].ranks && !c->pooled[pl].have) {
+            printf("# WARNING: the %s link was not calibrated (its sweep could not be fitted): the profile keeps the "
+                   "base profile's values for it; rerun with larger sizes or more iterations\n", pl_name[pl]);
+        }
+    }
+    if (missing[0]) {
+        printf("# not measured and not in the base profile: %s (the sim needs them: give a base profile that "
+               "has them, --hw BASE)\n", missing);
+    }
+    printf("# wrote %s\n", out);
+}
+
+static void remove_dir(const char *dir) {
+    const char *names[] = {"gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
+                           "reducescatter_inter", "allreduce_inter"};
+    char path[400];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s.log", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+static int calibrate_main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+    }
+    calib_args a;
+    if (parse_args(argc, argv, &a) != ZB_OK || validate(&a) != ZB_OK) {
+        fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        return 2;
+    }
+    static zb_calib c; /* large: off the stack */
+    memset(&c, 0, sizeof c);
+    snprintf(c.dtype, sizeof c.dtype, "%s", a.dtype);
+    c.nodes = a.nodes ? atoi(a.nodes) : 1;
+    c.gpus_per_node = a.gpn ? atoi(a.gpn) : 2;
+    calib_run r;
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(r.dir, sizeof r.dir, "%s/zb_calibrate.XXXXXX", tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+    r.timeout_s = atof(a.timeout);
+    if (!mkdtemp(r.dir)) {
+        fprintf(stderr, "zerobench: calibrate: cannot make a temporary folder %s: %s\n", r.dir, strerror(errno));
+        return 1;
+    }
+    zb_status s = gemm_sweep(&a, &r, &c);
+    if (s == ZB_OK && c.gpus_per_node > 1) s = coll_sweeps(&a, &r, ZB_CALIB_INTRA, "1", &c);
+    if (s == ZB_OK && c.nodes > 1) s = coll_sweeps(&a, &r, ZB_CALIB_INTER, a.nodes, &c);
+    char missing[256] = "";
+    if (s == ZB_OK) s = zb_calib_write_profile(&c, a.out, missing, sizeof missing);
+    remove_dir(r.dir);
+    json_decref(c.base);
+    if (s != ZB_OK) {
+        fprintf(stderr, "zerobench: %s\n", zb_error_message());
+        return s == ZB_ERR_INVALID ? 2 : 1;
+    }
+    print_summary(&c, a.out, missing);
+    return 0;
+}
+
+const zb_tool zb_tool_calibrate = {
+    .name = "calibrate",
+    .summary = "run the GEMM and collective sweeps here and write a hardware profile fitted to them",
+    .main = calibrate_main,
+};

@@ -1,0 +1,384 @@
+/* The plot tool's line figures (plot.h): bus bandwidth vs message size with
+ * the hardware profile's link bandwidth, GEMM throughput vs size with the
+ * peak, step time and throughput over ranks, and bus bandwidth over ranks. Each builder writes its
+ * series as gnuplot data blocks (plot_series.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_series.h"
+#include "profile.h"
+
+static bool fail(zb_plot_out *out, const char *why) {
+    snprintf(out->why, sizeof out->why, "%s", why);
+    return false;
+}
+
+static bool finish_text(zb_plot_text *t, char **text, size_t *len) {
+    if (!zb_plot_text_close(t)) return false;
+    *text = t->buf;
+    *len = t->len;
+    return true;
+}
+
+static bool is_collective(const char *bench) {
+    return !strcmp(bench, "allgather") || !strcmp(bench, "reducescatter") || !strcmp(bench, "allreduce");
+}
+
+/* One horizontal reference line: two points at x0 and x1. */
+static void put_ref(FILE *f, bool first, const char *xcol, const char *label, double x0, double x1, double y) {
+    if (!first) fputs("\n\n", f);
+    zb_plot_put_str(f, xcol);
+    fputc(' ', f);
+    zb_plot_put_str(f, label);
+    fputc('\n', f);
+    for (int i = 0; i < 2; i++) {
+        zb_plot_put_num(f, i ? x1 : x0);
+        fputc(' ', f);
+        zb_plot_put_num(f, y);
+        fputc('\n', f);
+    }
+}
+
+/* The link a collective over `nodes` nodes is bounded by, from the run's
+ * hardware profile (meta.config.hw): NVLink within a node, the NIC across
+ * nodes. Returns its GB/s, 0 with *why set when there is none. */
+static double link_gbps(const zb_plot_input *f, int nodes, char *label, size_t n, char *why, size_t why_n) {
+    const json_t *config = json_object_get(json_object_get(f->doc, "meta"), "config");
+    const char *hw = zb_plot_str(config, "hw");
+    if (!hw[0]) {
+        snprintf(why, why_n, "no hardware profile in the run's meta.config.hw");
+        return 0;
+    }
+    zb_hw_profile p;
+    if (zb_hw_profile_load(hw, &p) != ZB_OK) {
+        snprintf(why, why_n, "hardware profile '%.64s' does not load here", hw);
+        return 0;
+    }
+    double bw = nodes > 1 ? p.nic_bytes_per_s : p.nvlink_bytes_per_s;
+    if (bw <= 0) {
+        snprintf(why, why_n, "profile '%.64s' gives no %s bandwidth", hw, nodes > 1 ? "NIC" : "NVLink");
+        return 0;
+    }
+    snprintf(label, n, "%s %s %.0f GB/s", p.name, nodes > 1 ? "NIC" : "NVLink", bw / 1e9);
+    return bw / 1e9;
+}
+
+bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
+    zb_plot_series_set set = {0};
+    double x0 = INFINITY, x1 = -INFINITY;
+    for (int i = 0; i < in->n; i++) {
+        char backend[80];
+        zb_plot_backend(&in->files[i], backend, sizeof backend);
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            const char *bench = zb_plot_str(r, "bench");
+            double size = zb_plot_num(r, "size_bytes"), bw = zb_plot_metric(r, "busbw_gbps");
+            if (!is_collective(bench) || !(size > 0) || !isfinite(bw)) continue;
+            char label[160], nodes[32] = "";
+            int n_nodes = zb_plot_int(r, "nodes", -1);
+            if (n_nodes > 1) snprintf(nodes, sizeof nodes, ", %d nodes", n_nodes);
+            const char *dtype = zb_plot_str(r, "dtype");
+            bool in_place = json_is_true(json_object_get(r, "in_place"));
+            int ranks = zb_plot_int(r, "ranks", -1);
+            snprintf(label, sizeof label, "%s %s%s%s, %d rank%s%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
+                     strcmp(dtype, "float") ? dtype : "", ranks, ranks == 1 ? "" : "s", nodes,
+                     in_place ? " (in place)" : "");
+            zb_plot_series_add(&set, zb_plot_series_get(&set, label, i), (zb_plot_point){size, bw, NAN, NAN});
+            if (size < x0) x0 = size;
+            if (size > x1) x1 = size;
+        }
+    }
+    /* Out of place is the figure's measure; a series measured only in
+     * place stays. */
+    for (int i = 0; i < set.n; i++) {
+        char twin[160];
+        snprintf(twin, sizeof twin, "%s", set.s[i].label);
+        char *ip = strstr(twin, " (in place)");
+        if (!ip) continue;
+        *ip = '\0';
+        bool has_twin = false;
+        for (int j = 0; j < set.n; j++) has_twin |= set.s[j].file == set.s[i].file && !strcmp(set.s[j].label, twin);
+        if (!has_twin) continue;
+        zb_plot_series_remove(&set, i--);
+    }
+    if (set.oom) {
+        zb_plot_series_free(&set);
+        return fail(out, "out of memory");
+    }
+    if (set.n == 0) {
+        zb_plot_series_free(&set);
+        return fail(out, "no allgather, reducescatter or allreduce runs with busbw_gbps in the inputs");
+    }
+    zb_plot_series_finish(&set, in);
+    zb_plot_text t, ref;
+    if (!zb_plot_text_open(&t) || !zb_plot_text_open(&ref)) {
+        zb_plot_series_free(&set);
+        return fail(out, "out of memory");
+    }
+    fputs("# bus bandwidth (GB/s, 1e9 B/s) per message size (bytes), one block per collective and backend\n", t.f);
+    const char *cols[] = {"size_bytes", "", "algbw_gbps"};
+    zb_plot_series_write(&set, t.f, cols, 2);
+    /* Reference lines: one per distinct (profile, link) among the inputs. */
+    char refs[4][160];
+    int n_refs = 0;
+    char why[200] = "";
+    for (int i = 0; i < in->n && n_refs < 4; i++) {
+        int nodes = 0;
+        bool any = false;
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            if (!is_collective(zb_plot_str(r, "bench"))) continue;
+            any = true;
+            if (zb_plot_int(r, "nodes", -1) > nodes) nodes = zb_plot_int(r, "nodes", -1);
+        }
+        if (!any) continue;
+        char label[160];
+        double gbps = link_gbps(&in->files[i], nodes, label, sizeof label, why, sizeof why);
+        bool seen = false;
+        for (int k = 0; k < n_refs; k++) seen |= !strcmp(refs[k], label);
+        if (gbps <= 0 || seen) continue;
+        put_ref(ref.f, n_refs == 0, "size_bytes", label, x0, x1, gbps);
+        snprintf(refs[n_refs++], sizeof refs[0], "%s", label);
+    }
+    zb_plot_series_free(&set);
+    bool ok = finish_text(&t, &out->data, &out->data_len);
+    if (!zb_plot_text_close(&ref)) ok = false;
+    if (!ok) {
+        free(ref.buf);
+        return fail(out, "out of memory");
+    }
+    if (n_refs) {
+        out->ref = ref.buf;
+        out->ref_len = ref.len;
+    } else {
+        free(ref.buf);
+        snprintf(out->note, sizeof out->note, "no link-bandwidth reference line: %s", why);
+    }
+    return true;
+}
+
+/* M, N, K of a gemm run's "MxNxK" shape. */
+static bool shape_of(const json_t *r, double *mnk) {
+    long long m, n, k;
+    char extra;
+    if (sscanf(zb_plot_str(r, "shape"), "%lldx%lldx%lld%c", &m, &n, &k, &extra) != 3 || m <= 0 || n <= 0 || k <= 0) {
+        return false;
+    }
+    *mnk = (double)m * (double)n * (double)k;
+    return true;
+}
+
+static int by_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
+    zb_plot_series_set set = {0};
+    double x0 = INFINITY, x1 = -INFINITY, top = 0;
+    for (int i = 0; i < in->n; i++) {
+        char backend[80];
+        zb_plot_backend(&in->files[i], backend, sizeof backend);
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            double mnk = 0, tf = zb_plot_metric(r, "tflops"), pct = zb_plot_metric(r, "pct_peak");
+            if (strcmp(zb_plot_str(r, "bench"), "gemm") || !shape_of(r, &mnk) || !isfinite(tf)) continue;
+            char label[160];
+            int ranks = zb_plot_int(r, "ranks", -1);
+            bool square = !strcmp(zb_plot_str(r, "name"), "square");
+            snprintf(label, sizeof label, "%s %s%s%s%s", backend,
+                     zb_plot_str(r, "dtype"), json_is_true(json_object_get(r, "trans_b")) ? " B^T" : "",
+                     square ? "" : " (model shapes)", ranks > 1 ? ", per rank" : "");
+            double x = cbrt(mnk);
+            /* c3: this row's peak (TFLOP/s) from tflops and pct_peak. */
+            double peak = pct > 0 ? tf / pct * 100.0 : NAN;
+            zb_plot_series_add(&set, zb_plot_series_get(&set, label, i), (zb_plot_point){x, tf, peak, NAN});
+            if (x < x0) x0 = x;
+            if (x > x1) x1 = x;
+            if (tf > top) top = tf;
+            if (peak > top) top = peak;
+        }
+    }
+    if (set.oom || set.n == 0) {
+        bool oom = set.oom;
+        zb_plot_series_free(&set);
+        return fail(out, oom ? "out of memory" : "no gemm runs with tflops and a MxNxK shape in the inputs");
+    }
+    zb_plot_series_finish(&set, in);
+    /* GFLOP/s when nothing reaches a TFLOP/s (CPU runs). */
+    double scale = top < 1.0 ? 1000.0 : 1.0;
+    snprintf(out->vars, sizeof out->vars, "yunit='%s'", scale > 1 ? "GFLOP/s" : "TFLOP/s");
+    zb_plot_text t, ref;
+    if (!zb_plot_text_open(&t) || !zb_plot_text_open(&ref)) {
+        zb_plot_series_free(&set);
+        return fail(out, "out of memory");
+    }
+    fprintf(t.f, "# GEMM throughput (%s) per size ((M*N*K)^(1/3)), one block per backend and dtype; "
+                 "column 3: the peak the run was measured against\n", scale > 1 ? "GFLOP/s" : "TFLOP/s");
+    int n_peaks = 0;
+    for (int i = 0; i < set.n; i++) {
+        zb_plot_series *s = &set.s[i];
+        double *peaks = (double *)malloc((size_t)s->n * sizeof(double));
+        int n = 0;
+        for (int k = 0; k < s->n; k++) {
+            s->p[k].y *= scale;
+            s->p[k].c3 *= scale;
+            if (peaks && isfinite(s->p[k].c3)) peaks[n++] = s->p[k].c3;
+        }
+        if (n > 0) { /* one peak per series: the median of the rows' */
+            qsort(peaks, (size_t)n, sizeof(double), by_double);
+            char label[200];
+            snprintf(label, sizeof label, "peak %s: %.3g %s", s->label, peaks[n / 2], scale > 1 ? "GFLOP/s" : "TFLOP/s");
+            put_ref(ref.f, n_peaks++ == 0, "size", label, x0, x1, peaks[n / 2]);
+        }
+        free(peaks);
+    }
+    const char *cols[] = {"size", "", "peak"};
+    zb_plot_series_write(&set, t.f, cols, 3);
+    zb_plot_series_free(&set);
+    bool ok = finish_text(&t, &out->data, &out->data_len);
+    if (!zb_plot_text_close(&ref)) ok = false;
+    if (!ok) {
+        free(ref.buf);
+        return fail(out, "out of memory");
+    }
+    if (n_peaks) {
+        out->ref = ref.buf;
+        out->ref_len = ref.len;
+    } else {
+        free(ref.buf);
+        snprintf(out->note, sizeof out->note, "no peak line: the runs carry no pct_peak");
+    }
+    return true;
+}
+
+bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
+    zb_plot_series_set set = {0};
+    for (int i = 0; i < in->n; i++) {
+        char backend[80];
+        zb_plot_backend(&in->files[i], backend, sizeof backend);
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            double ranks = zb_plot_num(r, "ranks"), t = zb_plot_metric(r, "step_time_ms");
+            if (!zb_plot_is_step_run(r) || !(ranks > 0) || !isfinite(t)) continue;
+            char label[160];
+            snprintf(label, sizeof label, "%s, stage %d, %s, %s", zb_plot_str(r, "mode"), zb_plot_int(r, "stage", -1),
+                     zb_plot_str(r, "model"), backend);
+            /* One series over every input: -1 as the file. */
+            zb_plot_series_add(&set, zb_plot_series_get(&set, label, -1),
+                               (zb_plot_point){ranks, t, zb_plot_metric(r, "tokens_per_s"), zb_plot_num(r, "nodes")});
+        }
+    }
+    /* Only series measured at two or more rank counts show scaling. */
+    for (int i = 0; i < set.n; i++) {
+        bool several = false;
+        for (int k = 1; k < set.s[i].n; k++) several |= set.s[i].p[k].x != set.s[i].p[0].x;
+        if (several) continue;
+        zb_plot_series_remove(&set, i--);
+    }
+    if (set.oom || set.n == 0) {
+        bool oom = set.oom;
+        zb_plot_series_free(&set);
+        return fail(out, oom ? "out of memory" : "no step runs of one configuration at two or more rank counts");
+    }
+    for (int i = 0; i < set.n; i++) set.s[i].file = 0; /* labels are already unique */
+    zb_plot_series_finish(&set, in);
+    zb_plot_text t;
+    if (!zb_plot_text_open(&t)) {
+        zb_plot_series_free(&set);
+        return fail(out, "out of memory");
+    }
+    fputs("# step time (ms, median over steps) and tokens/s (all ranks) per number of ranks, one block per "
+          "mode, stage, model and backend; column 4: nodes\n", t.f);
+    const char *cols[] = {"ranks", "", "tokens_per_s", "nodes"};
+    zb_plot_series_write(&set, t.f, cols, 4);
+    zb_plot_series_free(&set);
+    if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");
+    return true;
+}
+
+/* The largest size a series measured at every one of its rank counts. */
+static double common_largest(const zb_plot_series *s) {
+    double best = NAN;
+    for (int k = 0; k < s->n; k++) {
+        double size = s->p[k].c3;
+        bool everywhere = true;
+        for (int a = 0; a < s->n && everywhere; a++) {
+            bool found = false;
+            for (int b = 0; b < s->n && !found; b++) found = s->p[b].x == s->p[a].x && s->p[b].c3 == size;
+            everywhere = found;
+        }
+        if (everywhere && !(size <= best)) best = size;
+    }
+    return best;
+}
+
+bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
+    zb_plot_series_set set = {0};
+    for (int i = 0; i < in->n; i++) {
+        char backend[80];
+        zb_plot_backend(&in->files[i], backend, sizeof backend);
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            const char *bench = zb_plot_str(r, "bench"), *dtype = zb_plot_str(r, "dtype");
+            double size = zb_plot_num(r, "size_bytes"), bw = zb_plot_metric(r, "busbw_gbps");
+            double ranks = zb_plot_num(r, "ranks");
+            if (!is_collective(bench) || !(size > 0) || !(ranks > 0) || !isfinite(bw) ||
+                json_is_true(json_object_get(r, "in_place"))) {
+                continue;
+            }
+            char label[160];
+            snprintf(label, sizeof label, "%s %s%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
+                     strcmp(dtype, "float") ? dtype : "");
+            /* x ranks, y busbw, c3 the size, c4 nodes; one series over every input. */
+            zb_plot_series_add(&set, zb_plot_series_get(&set, label, -1),
+                               (zb_plot_point){ranks, bw, size, zb_plot_num(r, "nodes")});
+        }
+    }
+    /* Each series at its largest size common to all its rank counts, kept
+     * when it has two or more of them. */
+    for (int i = 0; i < set.n; i++) {
+        zb_plot_series *s = &set.s[i];
+        double size = common_largest(s);
+        int kept = 0;
+        for (int k = 0; k < s->n; k++) {
+            if (s->p[k].c3 == size) s->p[kept++] = s->p[k];
+        }
+        s->n = kept;
+        bool several = false;
+        for (int k = 1; k < s->n; k++) several |= s->p[k].x != s->p[0].x;
+        if (several) {
+            const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+            int u = 0;
+            double v = size;
+            while (u < 4 && v >= 1024 && fmod(v, 1024) == 0) {
+                v /= 1024;
+                u++;
+            }
+            size_t used = strlen(s->label);
+            snprintf(s->label + used, sizeof s->label - used, ", %.0f %s", v, unit[u]);
+            continue;
+        }
+        zb_plot_series_remove(&set, i--);
+    }
+    if (set.oom || set.n == 0) {
+        bool oom = set.oom;
+        zb_plot_series_free(&set);
+        return fail(out, oom ? "out of memory" : "no collective runs of one kind and backend at two or more rank counts");
+    }
+    for (int i = 0; i < set.n; i++) set.s[i].file = 0;
+    zb_plot_series_finish(&set, in);
+    zb_plot_text t;
+    if (!zb_plot_text_open(&t)) {
+        zb_plot_series_free(&set);
+        return fail(out, "out of memory");
+    }
+    fputs("# bus bandwidth (GB/s, out of place) per number of ranks at the largest message size measured at every "
+          "rank count, one block per collective and backend; column 3: that size (bytes), 4: nodes\n", t.f);
+    const char *cols[] = {"ranks", "", "size_bytes", "nodes"};
+    zb_plot_series_write(&set, t.f, cols, 4);
+    zb_plot_series_free(&set);
+    if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");
+    return true;
+}

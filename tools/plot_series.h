@@ -1,0 +1,72 @@
+/* Helpers of the plot tool's figure builders (plot_data.c, plot_steps.c):
+ * reading results runs, and series (a line of points under one label)
+ * written as gnuplot data blocks. */
+#ifndef ZB_PLOT_SERIES_H
+#define ZB_PLOT_SERIES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "plot.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A number field of `o`, NaN when missing, null or not a number. */
+double zb_plot_num(const json_t *o, const char *key);
+/* An integer field of `o` (a number within int range, truncated), `dflt`
+ * otherwise. */
+int zb_plot_int(const json_t *o, const char *key, int dflt);
+/* A string field of `o`, "" when missing. */
+const char *zb_plot_str(const json_t *o, const char *key);
+/* A run's metric (o.metrics.key), NaN when not measured. */
+double zb_plot_metric(const json_t *run, const char *key);
+/* A run of training steps: the step benchmark's, or one cell of `scale`
+ * (the same step metrics, one per node count and configuration). */
+bool zb_plot_is_step_run(const json_t *run);
+/* "cpu/mpi": the file's device and comm backends. */
+void zb_plot_backend(const zb_plot_input *f, char *out, size_t n);
+/* A file's runs (an empty array's worth for a trace). */
+size_t zb_plot_n_runs(const zb_plot_input *f);
+const json_t *zb_plot_run(const zb_plot_input *f, size_t i);
+
+/* One point of a series: x, y and up to two more columns. */
+typedef struct zb_plot_point {
+    double x, y, c3, c4;
+} zb_plot_point;
+
+typedef struct zb_plot_series {
+    char label[160];
+    int file; /* the input it came from; a label two files share gets the file's name */
+    zb_plot_point *p;
+    int n, cap;
+} zb_plot_series;
+
+typedef struct zb_plot_series_set {
+    zb_plot_series *s;
+    int n, cap;
+    bool oom;
+} zb_plot_series_set;
+
+/* The series with this label from this file, made when new (NULL: out of
+ * memory, set->oom). */
+zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file);
+/* Removes series i, keeping the others in order. */
+void zb_plot_series_remove(zb_plot_series_set *set, int i);
+void zb_plot_series_add(zb_plot_series_set *set, zb_plot_series *s, zb_plot_point p);
+/* Sorts every series by x and appends " (FILE)" to labels that two
+ * inputs' series share. */
+void zb_plot_series_finish(zb_plot_series_set *set, const zb_plot_inputs *in);
+/* Writes the series as data blocks (two blank lines apart), each headed by
+ * a row of column names whose second is the series' label (gnuplot's
+ * `title columnheader(2)`); `cols` names the columns (2 to 4). */
+void zb_plot_series_write(const zb_plot_series_set *set, FILE *f, const char *const *cols, int n_cols);
+void zb_plot_series_free(zb_plot_series_set *set);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
