@@ -15,6 +15,7 @@
 #include "bench_config.h"
 #include "bench_list.h"
 #include "bench_opts.h"
+#include "clock_sync.h"
 #include "comm.h"
 #include "device.h"
 #include "mpi_boot.h"
@@ -44,6 +45,7 @@ typedef struct zb_bench_ctx {
     zb_report *report;
     FILE *out;               /* rank 0: stdout; other ranks: NULL */
     int64_t wrong;           /* wrong elements over all checks, all ranks */
+    const zb_clock_sync *clock_sync; /* every rank's clock offset to rank 0's (NULL: none) */
     /* The data-parallel world the benchmarks run over: the job's ranks and
      * nodes, or, on a simulated backend, the cluster its comm models
      * (world_ranks = comm->n_ranks). */

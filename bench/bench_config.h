@@ -86,6 +86,8 @@ typedef struct zb_config {
     zb_dtype grad_reduce_dtype; /* reduced gradients; ZB_DTYPE_UNSET: the param dtype */
     int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
     int64_t steps, warmup_steps, prefetch_depth;
+    char trace_steps[32];   /* --trace-steps as given ("" = the default) */
+    int64_t trace_step_first, trace_step_last; /* parsed, 1-based inclusive; 0 = the default */
     double lr;
     int64_t seed;
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "step.h"
+#include "step_trace.h"
 #include "test_hook.h"
 
 static void apply_overrides(const zb_config *cfg, zb_model_cfg *m) {
@@ -178,6 +179,9 @@ STEP_OPT("grad-reduce-dtype", ZB_OPT_DTYPE, grad_reduce_dtype, 0, 0,
 STEP_OPT("prefetch-depth", ZB_OPT_INT, prefetch_depth, 1, 64, "gathered units alive ahead of use in prefetch mode");
 STEP_OPT("steps", ZB_OPT_INT, steps, 1, 1e6, "measured training steps");
 STEP_OPT("warmup", ZB_OPT_INT, warmup_steps, 0, 1e6, "untimed steps before the measured ones");
+STEP_OPT("trace-steps", ZB_OPT_TEXT, trace_steps, 0, 0,
+         "steps the --trace file writes, per run, numbered from 1 with warm-up steps first: A-B, A, or all "
+         "(default: each run's first 10 measured steps; the trace's otherData lists what was left out)");
 STEP_OPT("layers", ZB_OPT_INT, layers, 1, 1 << 20, "override the model's number of layers");
 STEP_OPT("dim", ZB_OPT_INT, dim, 1, 1 << 20, "override the model dimension");
 STEP_OPT("heads", ZB_OPT_INT, heads, 1, 1 << 16, "override the number of attention heads");
@@ -194,8 +198,9 @@ STEP_CHOICE("flops", flops_causal, "attention FLOPs convention for MFU: full (to
 
 /* Which runs and their per-rank notes (step only), then the model and how
  * it is run (step and scale). */
-static const zb_opt *const step_mode_opts[] = {&opt_mode, &opt_stage, &zb_opt_straggler_pct, NULL};
-static const zb_opt_group step_mode_group = {step_mode_opts, NULL};
+static const zb_opt *const step_mode_opts[] = {&opt_mode, &opt_stage, &zb_opt_straggler_pct, &opt_trace_steps,
+                                                NULL};
+static const zb_opt_group step_mode_group = {step_mode_opts, zb_step_trace_check};
 static const zb_opt *const step_model_opts[] = {
     &zb_opt_model, &opt_recompute, &opt_param_dtype, &opt_act_dtype, &opt_grad_reduce_dtype,
     &opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &opt_layers, &opt_dim, &opt_heads, &opt_kv_heads,

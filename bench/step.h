@@ -12,6 +12,7 @@
 #include "overlap.h"
 #include "paired.h"
 #include "row.h"
+#include "step_wait.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,7 @@ typedef struct zb_step_stats {
     struct zb_rank_place *places; /* each rank's host and node (rank_report.h) */
     int n_ranks;
     double overlap_worst_pct, exposed_comm_worst_ms;
+    zb_step_wait_stats wait; /* waiting told apart from transfer (step_wait.h); zb_step_stats_release frees it */
 } zb_step_stats;
 
 #define ZB_STEP_RANK_FIGS 5

@@ -48,4 +48,5 @@ void zb_step_stats_release(zb_step_stats *s) {
     s->per_rank = NULL;
     s->places = NULL;
     s->n_ranks = 0;
+    zb_step_wait_free(&s->wait);
 }

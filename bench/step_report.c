@@ -113,6 +113,9 @@ static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stat
     f[n++] = metric("overlap_worst_pct", "worst", "%", 1, r->overlap_worst_pct); /* the worst rank's */
     f[n++] = metric("exposed_comm_ms", "exposed comm", "ms", 3, r->exposed_comm_ms);
     f[n++] = metric("exposed_comm_worst_ms", "worst", "ms", 3, r->exposed_comm_worst_ms);
+    /* exposed comm split: waiting for the last rank to arrive, and the rest (step_wait.h) */
+    f[n++] = metric("exposed_wait_ms", "exp wait", "ms", 3, r->wait.measured ? r->wait.exposed_wait_ms : NAN);
+    f[n++] = metric("exposed_transfer_ms", "exp xfer", "ms", 3, r->wait.measured ? r->wait.exposed_transfer_ms : NAN);
     f[n++] = metric("compute_ms", "compute", "ms", 3, r->compute_ms);
     f[n++] = metric("comm_ms", "comm", "ms", 3, r->comm_ms);
     f[n++] = metric("hidden_pct", "hidden", "%", 1, r->hidden_pct);
@@ -229,6 +232,8 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
     }
     fprintf(f, "# step time: median over steps of the max over ranks; overlap = |comm ∩ compute| / |comm| "
                "from the trace; hidden = (T_sync - T_prefetch) / exposed comm of sync\n");
+    fprintf(f, "# exp wait: exposed comm spent waiting for the last rank to reach a collective; exp xfer: the "
+               "rest of it, after the last arrival (docs/design.md §6)\n");
     zb_rows_print(rows, 0, f, "#");
     for (int i = 0; i < n_runs; i++) { /* --mode both: the paired A/B, in words (step_paired.c) */
         char reading[1024];
@@ -278,6 +283,7 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                 (unsigned long long)t->inverted, (unsigned long long)t->buffer_errors,
                 lost ? ": its trace metrics are incomplete" : "");
     }
+    for (int i = 0; i < n_runs; i++) zb_step_wait_print(f, runs[i].stage, mode_name(runs[i].mode), &runs[i].wait);
     /* The tracer's clock, said once: its records were converted to the harness clock. */
     for (int i = 0; i < n_runs; i++) {
         if (runs[i].tracer_ran && runs[i].tracer.note[0]) {
@@ -291,7 +297,11 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
 zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs) {
     zb_rows *rows = zb_rows_new(ctx->report, 2);
     zb_status st = rows ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's tables");
-    for (int i = 0; i < n_runs && st == ZB_OK; i++) st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
+    for (int i = 0; i < n_runs && st == ZB_OK; i++) {
+        st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
+        json_t *run = zb_report_last_run(ctx->report);
+        if (st == ZB_OK && run) zb_step_wait_json(&runs[i].wait, run); /* per collective kind and per rank */
+    }
     if (st == ZB_OK && ctx->out) print_tables(ctx, plan, runs, n_runs, rows);
     zb_rows_free(rows);
     return st;

@@ -15,11 +15,14 @@
 
 #include "mpi_wait.h"
 #include "step.h"
+#include "step_trace.h"
 
 typedef struct per_step {
     double *step_ms;                   /* [steps], max over ranks */
     double *local_ms;                  /* [steps] this rank's own step time */
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
+    zb_step_wait_acc wait; /* arrival skew, wait and transfer (step_wait.h) */
+    zb_step_trace tr;      /* --trace: this schedule's phase and the steps kept (step_trace.h) */
 } per_step;
 
 /* Trace metrics of one step on this rank; NaN when the device's trace is
@@ -66,9 +69,10 @@ static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_
 
 /* Runs step `s` (its data) in the engine's current schedule `mode`; a
  * measured step (m >= 0) goes into ps[m]. `first`: the schedule's first
- * step (its loss_first). */
+ * step (its loss_first). `index`: the step's number within its schedule,
+ * from 1, warm-up steps first (the trace's step index). */
 static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, zb_step_mode mode, int s,
-                          int total, int m, bool first, per_step *ps, zb_step_stats *out) {
+                          int total, int m, bool first, int index, per_step *ps, zb_step_stats *out) {
     const zb_config *cfg = ctx->cfg;
     size_t first_record = ctx->dev->cfg.trace->n_records;
     zb_step_result r;
@@ -88,9 +92,14 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
     }
     if (first) out->loss_first = loss;
     out->loss_last = loss;
-    if (m < 0) return ZB_OK;
+    if (m < 0) {
+        zb_step_trace_end_step(ctx, &ps->tr, index, true, first_record, &r);
+        return ZB_OK;
+    }
     zb_overlap ov;
     ZB_TRY(measure_trace(ctx, first_record, &r, &ov));
+    ZB_TRY(zb_step_wait_measure(ctx, first_record, &r, &ps->wait, m));
+    zb_step_trace_end_step(ctx, &ps->tr, index, false, first_record, &r);
     /* Without --trace the records are only for these metrics: drop them
      * so a long run's memory stays bounded. */
     if (!cfg->trace_path[0]) zb_trace_clear(ctx->dev->cfg.trace);
@@ -109,7 +118,7 @@ static zb_status run_steps(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
                            zb_step_stats *out) {
     int warm = (int)ctx->cfg->warmup_steps, total = warm + (int)ctx->cfg->steps;
     for (int s = 0; s < total; s++) {
-        ZB_TRY(one_step(ctx, plan, e, plan->engine.mode, s, total, s < warm ? -1 : s - warm, s == 0, ps, out));
+        ZB_TRY(one_step(ctx, plan, e, plan->engine.mode, s, total, s < warm ? -1 : s - warm, s == 0, s + 1, ps, out));
     }
     return ZB_OK;
 }
@@ -172,6 +181,7 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     /* Each rank's own medians over its steps (per_rank), then those over all ranks. */
     const double *const figs[ZB_STEP_RANK_FIGS] = {ps->local_ms, ps->overlap, ps->exposed, ps->compute, ps->comm};
     ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
+    ZB_TRY(zb_step_wait_summarize(ctx, &ps->wait, &out->wait));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
                              &out->overlap_min_pct));
     ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
@@ -217,9 +227,16 @@ static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
     return st;
 }
 
+/* The per-step arrays (one block, returned) and the wait accumulator;
+ * NULL when out of memory. per_step_free releases both. */
 static double *per_step_alloc(per_step *ps, int steps) {
+    memset(ps, 0, sizeof *ps);
     double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
     if (!block) return NULL;
+    if (zb_step_wait_init(&ps->wait, steps) != ZB_OK) {
+        free(block);
+        return NULL;
+    }
     ps->step_ms = block;
     ps->overlap = block + steps;
     ps->exposed = block + 2 * steps;
@@ -227,6 +244,11 @@ static double *per_step_alloc(per_step *ps, int steps) {
     ps->comm = block + 4 * steps;
     ps->local_ms = block + 5 * steps;
     return block;
+}
+
+static void per_step_free(per_step *ps, double *block) {
+    zb_step_wait_acc_free(&ps->wait);
+    free(block);
 }
 
 static void start_stats(zb_step_stats *out, const zb_step_plan *plan, zb_step_mode mode) {
@@ -241,6 +263,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
     per_step ps;
     double *block = per_step_alloc(&ps, (int)ctx->cfg->steps);
     if (!block) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
+    zb_step_trace_begin(ctx, plan->engine.mode, plan->engine.stage, &ps.tr);
     size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
     zb_tracer_stats tracer_before;
     bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
@@ -262,7 +285,7 @@ zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats
         if (st == ZB_OK) st = summarize(ctx, plan, &ps, out);
     }
     zb_engine_destroy(e);
-    free(block);
+    per_step_free(&ps, block);
     return st;
 }
 
@@ -339,7 +362,7 @@ static zb_status run_pairs(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engin
             int m = i < warm ? -1 : i - warm;
             ZB_TRY(zb_engine_set_mode(e, mode));
             ctx->dev->ops->mem_reset_peak(ctx->dev);
-            ZB_TRY(one_step(ctx, plan, e, mode, s, 2 * pairs, m, !seen[mode], &ps[mode], out[mode]));
+            ZB_TRY(one_step(ctx, plan, e, mode, s, 2 * pairs, m, !seen[mode], i + 1, &ps[mode], out[mode]));
             seen[mode] = true;
             if (m >= 0) keep_peaks(ctx->dev, out[mode]);
         }
@@ -356,6 +379,8 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
     per_step ps[2];
     double *block[2] = {per_step_alloc(&ps[0], steps), per_step_alloc(&ps[1], steps)};
     zb_status st = block[0] && block[1] ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");
+    /* Two phases in the trace, one per schedule, each numbering its steps from 1. */
+    for (int m = 0; m < 2; m++) zb_step_trace_begin(ctx, (zb_step_mode)m, plan->engine.stage, &ps[m].tr);
     size_t dropped_before = ctx->dev->cfg.trace->n_dropped;
     zb_tracer_stats tracer_before;
     bool tracer_ran = zb_step_tracer_read(&ctx->backends, &tracer_before);
@@ -383,7 +408,7 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
     if (st == ZB_OK) st = summarize(ctx, plan, &ps[1], prefetch_out);
     if (st == ZB_OK) st = paired_stats(ctx, &ps[0], &ps[1], prefetch_out);
     zb_engine_destroy(e);
-    free(block[0]);
-    free(block[1]);
+    if (block[0]) per_step_free(&ps[0], block[0]);
+    if (block[1]) per_step_free(&ps[1], block[1]);
     return st;
 }

@@ -24,6 +24,7 @@
 #include "mpi_wait.h"
 #include "registry.h"
 #include "peak_node.h"
+#include "test_hook.h"
 #include "tool.h"
 #include "trace_export.h"
 
@@ -78,6 +79,9 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     ZB_TRY(check_output_path("--csv", cfg->csv_path));
     ZB_TRY(check_output_path("--trace", cfg->trace_path));
     ZB_TRY(zb_clock_skew_check());
+    int delay_rank;
+    double delay_ms;
+    ZB_TRY(zb_test_delay_comm(&delay_rank, &delay_ms)); /* a test hook's syntax, before any work */
     struct stat st;
     if (cfg->hostfile[0] && (stat(cfg->hostfile, &st) != 0 || !S_ISREG(st.st_mode) ||
                              access(cfg->hostfile, R_OK) != 0)) {
@@ -364,6 +368,7 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     ctx.report = zb_report_new();
     zb_clock_sync sync;
     memset(&sync, 0, sizeof sync);
+    ctx.clock_sync = &sync;
     st = agree_on_backends(&ctx);
     /* Before any measured work, while the ranks are otherwise idle. */
     if (st == ZB_OK) st = zb_clock_sync_run(&ctx.topo, cfg->timeout_s, &sync);

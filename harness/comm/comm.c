@@ -4,6 +4,8 @@
  * any backend's timeout can name it), and the default bounded wait. */
 #include "comm.h"
 
+#include "comm_delay.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -97,6 +99,7 @@ static zb_status issue(zb_comm *c, zb_stream *s, zb_coll kind, const void *send,
                        size_t count, zb_dtype dtype, const char *label, int unit) {
     if (!label) label = zb_coll_name(kind);
     ZB_TRY(check_coll(c, s, kind, send, recv, count, dtype, label, unit));
+    if (kind != ZB_COLL_BARRIER) ZB_TRY(zb_comm_delay_issue(c, s, label, unit)); /* a test hook: nothing unless set */
     zb_status st = ZB_ERR_INTERNAL;
     switch (kind) {
     case ZB_COLL_ALLGATHER:

@@ -9,7 +9,8 @@
 
 #include "parse.h"
 
-zb_status zb_test_delay_parse(const char *value, int *rank, double *ms) {
+/* "R:MS" for the variable `var` (its name in the message). */
+static zb_status parse_rank_ms(const char *var, const char *value, int *rank, double *ms) {
     char head[32];
     const char *colon = value ? strchr(value, ':') : NULL;
     int64_t r = -1;
@@ -24,11 +25,23 @@ zb_status zb_test_delay_parse(const char *value, int *rank, double *ms) {
     zb_error_clear(); /* the parsers' own messages: this one names the variable */
     if (!ok) {
         return ZB_FAIL(ZB_ERR_INVALID, "%s='%.64s': expected RANK:MS, a rank >= 0 and milliseconds in (0, %g]",
-                       ZB_TEST_DELAY_ENV, value ? value : "", ZB_TEST_DELAY_MAX_MS);
+                       var, value ? value : "", ZB_TEST_DELAY_MAX_MS);
     }
     *rank = (int)r;
     *ms = d;
     return ZB_OK;
+}
+
+zb_status zb_test_delay_parse(const char *value, int *rank, double *ms) {
+    return parse_rank_ms(ZB_TEST_DELAY_ENV, value, rank, ms);
+}
+
+zb_status zb_test_delay_comm(int *rank, double *ms) {
+    *rank = -1;
+    *ms = 0;
+    const char *v = getenv(ZB_TEST_DELAY_COMM_ENV);
+    if (!v || !v[0]) return ZB_OK;
+    return parse_rank_ms(ZB_TEST_DELAY_COMM_ENV, v, rank, ms);
 }
 
 zb_status zb_test_delay_ms(int rank, double *ms) {

@@ -45,6 +45,9 @@ typedef enum zb_mem_tag {
 
 const char *zb_mem_tag_name(zb_mem_tag tag);
 
+/* A trace memory sample (trace.h) holds every tag. */
+typedef char zb_mem_tags_fit_trace[(int)ZB_MEM_TAG_COUNT <= ZB_TRACE_MEM_TAGS ? 1 : -1];
+
 /* Host memory, kept per tag but out of the device's live and peak totals
  * (peak memory is device memory: docs/design.md §6). */
 static inline bool zb_mem_tag_is_host(zb_mem_tag tag) { return tag == ZB_MEM_HOST_STAGING; }

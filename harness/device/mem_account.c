@@ -76,6 +76,7 @@ zb_status zb_mem_account_add(zb_mem_account *a, const void *ptr, size_t n_bytes,
                 s->live_total_bytes += n_bytes;
                 if (s->live_total_bytes > s->peak_total_bytes) s->peak_total_bytes = s->live_total_bytes;
             }
+            zb_trace_mem_sample_add(a->trace, s->live_bytes, ZB_MEM_TAG_COUNT); /* under the lock: in order */
         }
     }
     pthread_mutex_unlock(&a->lock);
@@ -108,6 +109,7 @@ zb_status zb_mem_account_remove(zb_mem_account *a, const void *ptr, size_t *n_by
     a->count--;
     a->stats.live_bytes[e.tag] -= e.n_bytes;
     if (!zb_mem_tag_is_host(e.tag)) a->stats.live_total_bytes -= e.n_bytes;
+    zb_trace_mem_sample_add(a->trace, a->stats.live_bytes, ZB_MEM_TAG_COUNT);
     pthread_mutex_unlock(&a->lock);
     if (n_bytes) *n_bytes = e.n_bytes;
     if (tag) *tag = e.tag;
@@ -141,6 +143,14 @@ void zb_mem_account_each(zb_mem_account *a, void (*fn)(void *arg, const zb_mem_e
         if (a->slots[i].ptr) fn(arg, &a->slots[i]);
     }
     pthread_mutex_unlock(&a->lock);
+}
+
+void zb_mem_trace_names(zb_trace *t) {
+    if (!t) return;
+    for (int k = 0; k < ZB_MEM_TAG_COUNT; k++) {
+        t->mem_tag_names[k] = zb_mem_tag_name((zb_mem_tag)k);
+        if (zb_mem_tag_is_host((zb_mem_tag)k)) t->mem_host_mask |= 1u << k;
+    }
 }
 
 const char *zb_mem_tag_name(zb_mem_tag tag) {

@@ -31,6 +31,7 @@ typedef struct zb_mem_account {
     zb_mem_entry *slots;
     size_t capacity; /* a power of two, or 0 before the first add */
     size_t count;
+    zb_trace *trace; /* NULL: none; else every add and remove samples live memory into it */
 } zb_mem_account;
 
 zb_status zb_mem_account_init(zb_mem_account *a);
@@ -42,6 +43,10 @@ zb_status zb_mem_account_add(zb_mem_account *a, const void *ptr, size_t n_bytes,
  * NULL). ZB_ERR_INVALID when `ptr` is not live (a double or foreign free). */
 zb_status zb_mem_account_remove(zb_mem_account *a, const void *ptr, size_t *n_bytes,
                                 zb_mem_tag *tag);
+/* Names the memory tags in `t` for its live-memory counter (and marks the
+ * host tags), so the trace export, which sees no device header, can label
+ * them; a no-op for NULL. Every device that samples into a trace calls it. */
+void zb_mem_trace_names(zb_trace *t);
 /* Copies the stats (reserved fields zero). */
 void zb_mem_account_stats(zb_mem_account *a, zb_mem_stats *out);
 void zb_mem_account_reset_peak(zb_mem_account *a);

@@ -241,6 +241,11 @@ const json_t *zb_report_run(const zb_report *r, size_t i) {
     return r ? json_array_get(r->runs, i) : NULL;
 }
 
+json_t *zb_report_last_run(zb_report *r) {
+    size_t n = r ? json_array_size(r->runs) : 0;
+    return n ? json_array_get(r->runs, n - 1) : NULL;
+}
+
 const json_t *zb_report_doc(const zb_report *r) { return r ? r->doc : NULL; }
 
 zb_status zb_report_write_json(const zb_report *r, const char *path) {

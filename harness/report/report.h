@@ -57,6 +57,9 @@ void zb_report_add_run(zb_report *r, json_t *run);
 size_t zb_report_n_runs(const zb_report *r);
 /* Run `i` (borrowed), or NULL when i >= zb_report_n_runs. */
 const json_t *zb_report_run(const zb_report *r, size_t i);
+/* The run added last (borrowed, to be completed in place: what a row's
+ * fields cannot hold, such as arrays), or NULL when there is none. */
+json_t *zb_report_last_run(zb_report *r);
 /* The whole document (borrowed), e.g. for a comparison against a baseline. */
 const json_t *zb_report_doc(const zb_report *r);
 

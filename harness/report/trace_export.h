@@ -1,7 +1,9 @@
-/* Writes every rank's trace records as one Chrome trace-event JSON file
- * (opens in Perfetto and chrome://tracing): pid = rank, tid = stream,
- * ts/dur in microseconds from the earliest record, args carry unit, op kind,
- * bytes and flops (docs/design.md §7).
+/* Writes every rank's trace as one Chrome trace-event JSON file (opens in
+ * Perfetto and chrome://tracing): pid = rank ("rank R on HOST"), tid =
+ * stream, ts/dur in microseconds from the earliest event; the steps marked
+ * as slices on a track of their own, every op's args with its step, each
+ * collective's last arrival, live memory as counters (trace_events.h,
+ * docs/design.md §7).
  *
  * Ranks on other nodes than rank 0's have clocks of their own origin: each
  * rank's records are shifted by its measured offset (clock_sync.h) onto rank

@@ -25,7 +25,8 @@ static void zb_fuzz_check_config(const zb_config *c) {
         !zb_fuzz_terminated(c->hostfile, sizeof c->hostfile) ||
         !zb_fuzz_terminated(c->json_path, sizeof c->json_path) ||
         !zb_fuzz_terminated(c->csv_path, sizeof c->csv_path) ||
-        !zb_fuzz_terminated(c->trace_path, sizeof c->trace_path))
+        !zb_fuzz_terminated(c->trace_path, sizeof c->trace_path) ||
+        !zb_fuzz_terminated(c->trace_steps, sizeof c->trace_steps))
         abort();
     if (c->n_shapes < 0 || c->n_shapes > ZB_MAX_SHAPES) abort();
     for (int i = 0; i < c->n_shapes; i++) {
@@ -38,6 +39,10 @@ static void zb_fuzz_check_config(const zb_config *c) {
     if (c->iters < 1 || c->warmup_iters < 0 || (c->check != 0 && c->check != 1)) abort();
     if (c->average < ZB_AVERAGE_RANK0 || c->average > ZB_AVERAGE_MAX) abort();
     if (c->step_factor == 0 ? c->step_bytes < 1 : c->step_factor < 2) abort();
+    /* A parsed --trace-steps is a range of steps the run reaches. */
+    if (c->trace_steps[0] && (c->trace_step_first < 1 || c->trace_step_last < c->trace_step_first ||
+                              c->trace_step_first > c->warmup_steps + c->steps || !c->trace_path[0]))
+        abort();
     if (!(c->timeout_s >= 0.1) || !(c->peak_gflops >= 0.0) || c->nodes < 0 || c->threads < 0) abort();
     if (c->emulate_nodes && c->nodes == 0) abort();
     if (strcmp(c->backend, "auto") && strcmp(c->backend, "cpu")) abort();

@@ -86,7 +86,8 @@ static void test_correlation_and_classification(void) {
     zb_trace t;
     setup(&m, &t);
     push(&m, 11, "unit 2 forward gemm", 2, ZB_OP_COMPUTE, 0, 1e9, ZS_COMPUTE);
-    push(&m, 12, "unit 2 all-gather", 2, ZB_OP_COMM, 4096, 0, ZS_COMM);
+    zb_op_info coll_info = {ZB_OP_COMM, "unit 2 all-gather", 2, 4096, 0, "allgather"};
+    ZB_CHECK_OK(zb_cupti_map_push_op(&m, 12, &coll_info, ZS_COMM));
     push(&m, 13, "unit 1 backward gemm", 1, ZB_OP_COMPUTE, 0, 2e9, ZS_COMPUTE);
 
     /* Op 11: the correlation record comes first. */
@@ -134,6 +135,9 @@ static void test_correlation_and_classification(void) {
     ZB_CHECK(ag && ag->kind == ZB_OP_COMM && ag->unit == 2 && ag->stream == ZS_COMM);
     ZB_CHECK(ag && ag->bytes == 4096 && ag->seq == 12);
     ZB_CHECK(cp && cp->kind == ZB_OP_COMM && cp->stream == ZS_COMM && cp->unit == 2);
+    /* The collective's name on its kernel only: one record per instance. */
+    ZB_CHECK(ag && !strcmp(ag->coll, "allgather") && cp && cp->coll[0] == '\0');
+    ZB_CHECK(g && g->coll[0] == '\0');
     const zb_trace_record *h = find(&t, "unit 1 backward gemm");
     ZB_CHECK(h && h->kind == ZB_OP_COPY && h->bytes == 64 && h->unit == 1);
 

@@ -313,6 +313,7 @@ static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void 
     size_t e = zb_dtype_size(dtype);
     size_t n = (size_t)zc->n_ranks;
     zb_op_info info = {ZB_OP_COMM, op->label, unit, 0, 0.0};
+    info.coll = zb_coll_name(kind); /* matches this collective's records across ranks */
     info.bytes = kind == ZB_COLL_ALLREDUCE ? count * e : count * e * n;
     if (kind == ZB_COLL_BARRIER) info.bytes = 0;
     if (c->staged) return coll_issue_staged(c, slot, op, &info);

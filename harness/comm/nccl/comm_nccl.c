@@ -203,6 +203,7 @@ static zb_status coll_issue(zb_comm *zc, zb_stream *s, zb_coll kind, const void 
 
     size_t e = zb_dtype_size(dtype);
     zb_op_info info = {ZB_OP_COMM, label, unit, 0, 0.0};
+    info.coll = zb_coll_name(kind); /* matches this collective's records across ranks */
     info.bytes = kind == ZB_COLL_ALLREDUCE ? count * e : count * e * (size_t)zc->n_ranks;
     if (kind == ZB_COLL_BARRIER) info.bytes = 0;
     ncclResult_t rc = ncclSuccess;

@@ -82,6 +82,7 @@ static void zb_pool_account(zb_mempool *p, zb_mem_tag tag, size_t n_bytes, int s
         s->live_bytes[tag] -= n_bytes;
         if (in_total) s->live_total_bytes -= n_bytes;
     }
+    zb_trace_mem_sample_add(p->trace, s->live_bytes, ZB_MEM_TAG_COUNT); /* under the pool's lock: in order */
 }
 
 zb_status zb_mempool_alloc(zb_mempool *p, size_t n_bytes, zb_mem_tag tag, void **out) {

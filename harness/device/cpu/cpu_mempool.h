@@ -20,6 +20,7 @@ typedef struct zb_mempool {
     pthread_mutex_t lock;
     zb_pool_block *cached; /* freed blocks kept for reuse */
     zb_mem_stats stats;
+    zb_trace *trace; /* NULL: none; else every alloc and free samples live memory into it */
 } zb_mempool;
 
 zb_status zb_mempool_init(zb_mempool *p);

@@ -20,6 +20,7 @@
 
 #include "bf16.h"
 #include "cpu_mempool.h"
+#include "mem_account.h"
 #include "device_cpu.h"
 
 typedef enum { CPU_OP_HOST, CPU_OP_GEMM, CPU_OP_COPY, CPU_OP_RECORD, CPU_OP_WAIT } cpu_op_type;
@@ -564,6 +565,8 @@ zb_status zb_device_cpu_create(const zb_device_config *cfg, zb_device **out) {
     pthread_mutex_init(&d->ev_lock, NULL);
     zb_status st = cond_init_monotonic(&d->ev_cv);
     if (st == ZB_OK) st = zb_mempool_init(&d->pool);
+    d->pool.trace = cfg->trace; /* the trace's live-memory counter */
+    zb_mem_trace_names(cfg->trace);
     if (st != ZB_OK) {
         free(d);
         return st;

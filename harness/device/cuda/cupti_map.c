@@ -222,6 +222,7 @@ zb_status zb_cupti_map_push_op(zb_cupti_map *m, uint64_t id, const zb_op_info *i
     op->kind = info->kind;
     op->bytes = info->bytes;
     op->flops = info->flops;
+    if (info->coll) strncpy(op->coll, info->coll, sizeof op->coll - 1);
     op->stream = zb_stream;
     m->stats.n_ops++;
 out:
@@ -398,6 +399,11 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
         }
         info.label = op ? op->label : p->name;
         info.unit = op ? op->unit : -1;
+        /* A collective's kernel carries its name: one record per instance
+         * and rank, whose start is the arrival (docs/design.md §6). Copies
+         * inside it (a one-rank NCCL collective has only those) stay
+         * unnamed, so no instance is counted twice. */
+        info.coll = op && op->coll[0] && p->kind == ZB_ACT_KERNEL ? op->coll : NULL;
         if (!op) m->stats.n_uncorrelated++;
         int64_t start = zb_clock_map_convert(&m->clock, (int64_t)p->start_ns);
         int64_t end = zb_clock_map_convert(&m->clock, (int64_t)p->end_ns);

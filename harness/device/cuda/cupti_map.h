@@ -190,6 +190,7 @@ typedef struct zb_cupti_op {
     uint64_t bytes;
     double flops;
     int stream; /* zerobench stream id */
+    char coll[ZB_COLL_NAME_MAX]; /* zb_op_info.coll, "" when none */
 } zb_cupti_op;
 
 /* uint64 -> uint64 open-addressing table; key 0 marks an empty slot (internal). */

@@ -43,6 +43,8 @@ static zb_status sample_used(cuda_device *d, size_t *free_bytes, size_t *total_b
 zb_status zb_cuda_mem_init(cuda_device *d) {
     int rank = d->base.cfg.rank;
     ZB_TRY(zb_mem_account_init(&d->acct));
+    d->acct.trace = d->base.cfg.trace; /* the trace's live-memory counter */
+    zb_mem_trace_names(d->base.cfg.trace);
     d->acct_ready = true;
     struct cudaMemPoolProps props;
     memset(&props, 0, sizeof props);

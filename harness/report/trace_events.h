@@ -1,0 +1,51 @@
+/* The events of the Chrome trace (docs/design.md §7), built on rank 0 from
+ * every rank's gathered trace, already on rank 0's clock (trace_export.c):
+ *   - processes "rank R on HOST" (pid R), threads named after the streams;
+ *   - one complete event per record, its args carrying unit, op, kind,
+ *     bytes, flops, the collective and its step (null outside any step),
+ *     and the step's mode and stage when the trace holds several runs;
+ *   - each marked step as a slice on the rank's "steps" track
+ *     (tid ZB_TRACE_STEP_TID): step index, warm-up or measured, mode, stage;
+ *   - each collective instance's last arrival as an instant event on every
+ *     rank's track of that collective (the latest start over ranks);
+ *   - live memory as counter events per rank ("live memory": one series
+ *     per device tag; host tags on "live host memory");
+ *   - otherData: which steps were written and which left out, per phase. */
+#ifndef ZB_TRACE_EVENTS_H
+#define ZB_TRACE_EVENTS_H
+
+#include <jansson.h>
+
+#include "trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_TRACE_HOST_MAX 64
+/* The steps track's tid: above any stream id (CUPTI's foreign streams start at 100). */
+#define ZB_TRACE_STEP_TID 1000000
+
+typedef struct zb_trace_export_input {
+    const zb_trace *trace; /* rank 0's own: stream, phase and tag names, the step rule */
+    int n_ranks;
+    zb_trace_record *records;
+    size_t n_records;
+    zb_trace_step *steps;
+    int *step_rank; /* [n_steps] the rank each step mark came from */
+    size_t n_steps;
+    zb_trace_mem_sample *mem;
+    int *mem_rank;  /* [n_mem] */
+    size_t n_mem;
+    char *hosts;    /* [n_ranks][ZB_TRACE_HOST_MAX] */
+    size_t mem_dropped, records_dropped; /* summed over ranks */
+} zb_trace_export_input;
+
+/* The document {"traceEvents": [...], "displayTimeUnit": "ns", "otherData":
+ * {...}}: a new reference, NULL when out of memory. */
+json_t *zb_trace_events_doc(const zb_trace_export_input *in);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
