@@ -48,7 +48,7 @@ typedef struct mpi_comm {
     MPI_Comm comms[ZB_MPI_MAX_STREAMS];
     MPI_Op bf16_sum;
     bool staged;                        /* device memory is not host memory */
-    bool oversubscribed;                /* more threads that may run on this node than cores */
+    bool oversubscribed;                /* more ranks on this node than cores */
     zb_event *quiet[ZB_MPI_MAX_STREAMS]; /* staged: marks "the stream's work so far" */
     void *stage[ZB_MPI_MAX_STREAMS];    /* staged: pinned host buffer per stream */
     size_t stage_bytes[ZB_MPI_MAX_STREAMS];
@@ -148,16 +148,24 @@ static int allgather_start(const mpi_coll_op *op, MPI_Request *reqs, int *n_reqs
     return rc;
 }
 
+/* The longest a poll spins without yielding once: long enough for a
+ * shared-memory collective to progress fragment after fragment (every
+ * yield can hand the core to another process for a whole time slice), short
+ * enough that a host thread of this rank waiting for a core (prefetch
+ * issuing its next gather) gets one within it. */
+#define ZB_MPI_SPIN_NS 50000
+
 /* Polls the requests until all complete or the deadline passes. Between
  * tests it yields the core when another stream of this rank works (compute
- * to overlap) or when the node's ranks have more threads that may run than
- * it has cores (a peer's poll, a host thread about to issue the next op);
- * otherwise it spins, as Open MPI's own blocking wait does: a yield at
- * every test handed the core to other processes on a loaded machine and
- * made a 1 MiB all-gather take milliseconds (docs/design.md §10). A spin
- * that took the cores from the host thread stopped prefetch from issuing
- * its next gather until the running collective ended (no overlap at all). */
+ * to overlap), when ranks outnumber the node's cores (a peer to let run),
+ * and otherwise after every ZB_MPI_SPIN_NS of spinning. Yielding at every
+ * test handed the core to other processes on a loaded machine and made a
+ * 1 MiB all-gather take milliseconds; never yielding while compute was idle
+ * kept the host thread off both cores of a 2-core machine, so prefetch
+ * could not issue its next gather before the running collective ended and
+ * its overlap fell to 0 % (docs/design.md §10). */
 static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t deadline_ns, int *mpi_rc) {
+    int64_t spin_from = zb_now_ns();
     for (;;) {
         int done = 0;
         int rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
@@ -166,9 +174,13 @@ static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t
             return ZB_MPI_POLL_FAILED;
         }
         if (done) return ZB_MPI_POLL_DONE;
-        if (zb_now_ns() > deadline_ns) return ZB_MPI_POLL_TIMED_OUT;
+        int64_t now = zb_now_ns();
+        if (now > deadline_ns) return ZB_MPI_POLL_TIMED_OUT;
         /* This poll runs on a stream thread: it is one of the busy ones. */
-        if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1) sched_yield();
+        if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1 || now - spin_from > ZB_MPI_SPIN_NS) {
+            sched_yield();
+            spin_from = zb_now_ns();
+        }
     }
 }
 
@@ -423,12 +435,10 @@ zb_status zb_comm_mpi_create(zb_device *dev, zb_stream *const *streams, int n_st
         return mpi_fail(rc, 0, "MPI_Op_create", "bf16 sum");
     }
     c->staged = !zb_dev_mem_is_host(dev); /* the same on every rank: one device kind per job */
-    /* The threads this node's ranks may run at once (each rank's streams
-     * and its host thread; Open MPI's launcher gives the ranks per node)
-     * against the node's cores. */
+    /* Ranks on this node (Open MPI's launcher says) against its cores. */
     const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    c->oversubscribed = !local || cores < 1 || atol(local) * (long)(n_streams + 1) > cores;
+    c->oversubscribed = !local || cores < 1 || atol(local) > cores;
     if (c->staged) {
         zb_status st = ZB_OK;
         if (!zb_dev_runs_host_code(dev)) {
