@@ -21,6 +21,24 @@ static bool finish_text(zb_plot_text *t, char **text, size_t *len) {
     return true;
 }
 
+/* The common ending of the over-ranks figures: the series (labels already
+ * unique) written as data blocks under `header`, columns `cols`. */
+static bool write_rank_series(zb_plot_series_set *set, const zb_plot_inputs *in, zb_plot_out *out,
+                              const char *header, const char *const cols[4]) {
+    for (int i = 0; i < set->n; i++) set->s[i].file = 0;
+    zb_plot_series_finish(set, in);
+    zb_plot_text t;
+    if (!zb_plot_text_open(&t)) {
+        zb_plot_series_free(set);
+        return fail(out, "out of memory");
+    }
+    fputs(header, t.f);
+    zb_plot_series_write(set, t.f, cols, 4);
+    zb_plot_series_free(set);
+    if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");
+    return true;
+}
+
 static bool is_collective(const char *bench) {
     return !strcmp(bench, "allgather") || !strcmp(bench, "reducescatter") || !strcmp(bench, "allreduce");
 }
@@ -282,20 +300,10 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
         zb_plot_series_free(&set);
         return fail(out, oom ? "out of memory" : "no step runs of one configuration at two or more rank counts");
     }
-    for (int i = 0; i < set.n; i++) set.s[i].file = 0; /* labels are already unique */
-    zb_plot_series_finish(&set, in);
-    zb_plot_text t;
-    if (!zb_plot_text_open(&t)) {
-        zb_plot_series_free(&set);
-        return fail(out, "out of memory");
-    }
-    fputs("# step time (ms, median over steps) and tokens/s (all ranks) per number of ranks, one block per "
-          "mode, stage, model and backend; column 4: nodes\n", t.f);
-    const char *cols[] = {"ranks", "", "tokens_per_s", "nodes"};
-    zb_plot_series_write(&set, t.f, cols, 4);
-    zb_plot_series_free(&set);
-    if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");
-    return true;
+    const char *const cols[] = {"ranks", "", "tokens_per_s", "nodes"};
+    return write_rank_series(&set, in, out,
+                             "# step time (ms, median over steps) and tokens/s (all ranks) per number of ranks, one "
+                             "block per mode, stage, model and backend; column 4: nodes\n", cols);
 }
 
 /* The largest size a series measured at every one of its rank counts. */
@@ -367,18 +375,9 @@ bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
         zb_plot_series_free(&set);
         return fail(out, oom ? "out of memory" : "no collective runs of one kind and backend at two or more rank counts");
     }
-    for (int i = 0; i < set.n; i++) set.s[i].file = 0;
-    zb_plot_series_finish(&set, in);
-    zb_plot_text t;
-    if (!zb_plot_text_open(&t)) {
-        zb_plot_series_free(&set);
-        return fail(out, "out of memory");
-    }
-    fputs("# bus bandwidth (GB/s, out of place) per number of ranks at the largest message size measured at every "
-          "rank count, one block per collective and backend; column 3: that size (bytes), 4: nodes\n", t.f);
-    const char *cols[] = {"ranks", "", "size_bytes", "nodes"};
-    zb_plot_series_write(&set, t.f, cols, 4);
-    zb_plot_series_free(&set);
-    if (!finish_text(&t, &out->data, &out->data_len)) return fail(out, "out of memory");
-    return true;
+    const char *const cols[] = {"ranks", "", "size_bytes", "nodes"};
+    return write_rank_series(&set, in, out,
+                             "# bus bandwidth (GB/s, out of place) per number of ranks at the largest message size "
+                             "measured at every rank count, one block per collective and backend; column 3: that "
+                             "size (bytes), 4: nodes\n", cols);
 }
