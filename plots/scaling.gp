@@ -9,12 +9,14 @@ set logscale x 2
 set format x '%.0f'
 set xlabel 'ranks'
 set yrange [0:*]
+# Engineering suffixes (16k) keep the tick labels narrow enough for the
+# y labels to fit the column.
+set format y '%.0s%c'
 set multiplot layout 1, 2 margins 0.15, 0.98, 0.34, 0.97 spacing 0.2, 0
 set ylabel 'step time (ms)' offset 0.5, 0
 set key at screen 0.5, screen 0.01 center bottom horizontal maxrows 2
 plot for [k=0:*] data index k using 1:2 title columnheader(2) with linespoints lt k+1
 unset key
 set ylabel 'tokens/s (all ranks)' offset 0.5, 0
-set format y '%.0s%c'
 plot for [k=0:*] data index k using 1:3 with linespoints lt k+1
 unset multiplot
