@@ -19,6 +19,11 @@ static int allgather_direct(const zb_coll_args *a, MPI_Comm comm) {
     return MPI_Allgather(a->in_place ? MPI_IN_PLACE : a->send, n, MPI_FLOAT, a->recv, n, MPI_FLOAT, comm);
 }
 
+static int allgather_direct_start(const zb_coll_args *a, MPI_Comm comm, MPI_Request *req) {
+    int n = (int)a->count;
+    return MPI_Iallgather(a->in_place ? MPI_IN_PLACE : a->send, n, MPI_FLOAT, a->recv, n, MPI_FLOAT, comm, req);
+}
+
 static const zb_coll_def allgather_def = {
     .name = "allgather",
     .kind = ZB_COLL_ALLGATHER,
@@ -30,6 +35,7 @@ static const zb_coll_def allgather_def = {
     .expected = allgather_expected,
     .issue = allgather_issue,
     .direct = allgather_direct,
+    .direct_start = allgather_direct_start,
 };
 
 const zb_bench zb_bench_allgather = ZB_COLL_BENCH("allgather", allgather_def);

@@ -19,6 +19,11 @@ static int allreduce_direct(const zb_coll_args *a, MPI_Comm comm) {
                          comm);
 }
 
+static int allreduce_direct_start(const zb_coll_args *a, MPI_Comm comm, MPI_Request *req) {
+    return MPI_Iallreduce(a->in_place ? MPI_IN_PLACE : a->send, a->recv, (int)a->count, MPI_FLOAT, MPI_SUM, comm,
+                          req);
+}
+
 static const zb_coll_def allreduce_def = {
     .name = "allreduce",
     .kind = ZB_COLL_ALLREDUCE,
@@ -30,6 +35,7 @@ static const zb_coll_def allreduce_def = {
     .expected = allreduce_expected,
     .issue = allreduce_issue,
     .direct = allreduce_direct,
+    .direct_start = allreduce_direct_start,
 };
 
 const zb_bench zb_bench_allreduce = ZB_COLL_BENCH("allreduce", allreduce_def);

@@ -58,6 +58,9 @@ typedef struct zb_coll_def {
     /* The same call through plain blocking MPI on float buffers (returns an
      * MPI error code): the --compare-direct baseline (coll_direct.c). */
     int (*direct)(const zb_coll_args *a, MPI_Comm comm);
+    /* Its plain non-blocking form, started (MPI_I...): the baseline's other
+     * half, waited on with MPI_Wait. */
+    int (*direct_start)(const zb_coll_args *a, MPI_Comm comm, MPI_Request *req);
 } zb_coll_def;
 
 /* The record of a collective kind (every benchmark's, bench registry), or

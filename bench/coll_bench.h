@@ -26,10 +26,11 @@ extern const zb_opt_group *const zb_coll_opt_groups[];
     {.name = name_, .groups = zb_coll_opt_groups, .flags = ZB_BENCH_SWEEP_HEADER,                  \
      .run = zb_coll_bench_run, .coll = &def_}
 
-/* Times def->direct, blocking, from this thread (coll_direct.c): the
- * baseline --compare-direct times. */
+/* Times the plain MPI call from this thread (coll_direct.c), the baseline
+ * --compare-direct times: def->direct (blocking) and def->direct_start
+ * with MPI_Wait (non-blocking), seconds per call each. */
 zb_status zb_coll_direct_time(const zb_coll_def *def, const zb_coll_args *a, int64_t iters,
-                              int64_t warmup, double *seconds);
+                              int64_t warmup, double *blocking_s, double *nonblocking_s);
 
 #ifdef __cplusplus
 }

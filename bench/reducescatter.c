@@ -18,6 +18,10 @@ static int reducescatter_direct(const zb_coll_args *a, MPI_Comm comm) {
     return MPI_Reduce_scatter_block(a->send, a->recv, (int)a->count, MPI_FLOAT, MPI_SUM, comm);
 }
 
+static int reducescatter_direct_start(const zb_coll_args *a, MPI_Comm comm, MPI_Request *req) {
+    return MPI_Ireduce_scatter_block(a->send, a->recv, (int)a->count, MPI_FLOAT, MPI_SUM, comm, req);
+}
+
 static const zb_coll_def reducescatter_def = {
     .name = "reducescatter",
     .kind = ZB_COLL_REDUCESCATTER,
@@ -29,6 +33,7 @@ static const zb_coll_def reducescatter_def = {
     .expected = reducescatter_expected,
     .issue = reducescatter_issue,
     .direct = reducescatter_direct,
+    .direct_start = reducescatter_direct_start,
 };
 
 const zb_bench zb_bench_reducescatter = ZB_COLL_BENCH("reducescatter", reducescatter_def);

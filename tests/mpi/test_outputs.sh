@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A 2-rank collective run and a GEMM run (with --compare-direct: the direct
-# BLAS columns and JSON fields) write JSON (zerobench/1 schema, meta
+# BLAS columns and JSON fields; a 2-rank reduce-scatter with --compare-direct:
+# the plain MPI baseline is the better of blocking and non-blocking) write JSON (zerobench/1 schema, meta
 # and one run per size and placement), CSV (the same rows) and a Chrome trace
 # (pid = rank, tid = stream, comm records with bytes), and print a table
 # whose sizes and bandwidths agree with the JSON.
@@ -14,6 +15,8 @@ rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: allgather exited $rc"; cat "$tmp/ag.err"; fail=1; }
 "$ZB" gemm --shape 64x32x16 --shape 7x5x3 -n 2 -w 1 --peak-gflops 10 --compare-direct --json "$tmp/gemm.json" \
   >"$tmp/gemm.out" 2>"$tmp/gemm.err" || { echo "FAIL: gemm"; cat "$tmp/gemm.err"; fail=1; }
+mpirun --oversubscribe -np 2 "$ZB" reducescatter -b 64K -e 64K -n 3 -w 1 --compare-direct \
+  --json "$tmp/rs.json" >"$tmp/rs.out" 2>"$tmp/rs.err" || { echo "FAIL: reducescatter"; cat "$tmp/rs.err"; fail=1; }
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
 d = sys.argv[1]
@@ -60,6 +63,15 @@ for x in g["runs"]:
     check(abs(m["harness_overhead_pct"] - 100 * (m["time_us"] - m["direct_time_us"]) / m["direct_time_us"])
           <= 1e-6 * max(1.0, abs(m["harness_overhead_pct"])), "gemm harness_overhead_pct formula")
 check("direct BLAS" in open(f"{d}/gemm.out").read(), "gemm table's direct group title on cpu")
+rs = [x for x in json.load(open(f"{d}/rs.json"))["runs"] if not x["in_place"]]
+check(len(rs) == 1, "one out-of-place reduce-scatter run")
+for x in rs:
+    m = x["metrics"]
+    b, nb = m["direct_blocking_time_us"], m["direct_nonblocking_time_us"]
+    check(b > 0 and nb > 0, "both plain MPI baselines timed")
+    check(m["direct_time_us"] == min(b, nb), "direct_time_us is the better plain call")
+    check(abs(m["harness_overhead_pct"] - 100 * (m["time_us"] - m["direct_time_us"]) / m["direct_time_us"])
+          <= 1e-6 * max(1.0, abs(m["harness_overhead_pct"])), "collective harness_overhead_pct formula")
 finish("test_outputs")
 PY
 [ $fail -eq 0 ] && echo "test_outputs: passed" || { echo "--- stdout"; cat "$tmp/ag.out"; exit 1; }
