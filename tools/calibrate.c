@@ -27,6 +27,7 @@
 #include "profile.h"
 #include "results.h"
 #include "tool.h"
+#include "tool_args.h"
 #include "tool_run.h"
 
 typedef struct calib_args {
@@ -57,30 +58,16 @@ static void usage(FILE *f) {
 }
 
 static zb_status parse_args(int argc, char **argv, calib_args *a) {
-    struct { const char *flag; const char **slot; } opts[] = {
+    memset(a, 0, sizeof *a);
+    const zb_tool_opt opts[] = {
         {"-o", &a->out}, {"--output", &a->out}, {"--backend", &a->backend}, {"--comm", &a->comm},
         {"--nodes", &a->nodes}, {"--gpus-per-node", &a->gpn}, {"--hostfile", &a->hostfile}, {"--hw", &a->hw},
         {"--dtype", &a->dtype}, {"--gemm-min", &a->gemm_min}, {"--gemm-max", &a->gemm_max},
         {"--coll-min", &a->coll_min}, {"--coll-max", &a->coll_max}, {"--iters", &a->iters},
         {"--timeout", &a->timeout}};
-    memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--emulate-nodes")) { a->emulate = true; continue; }
-        if (!strcmp(argv[i], "--quick")) { a->quick = true; continue; }
-        const char **slot = NULL;
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            if (!strcmp(argv[i], opts[k].flag)) slot = opts[k].slot;
-        }
-        char shown[72];
-        if (!slot) {
-            return ZB_FAIL(ZB_ERR_INVALID, "calibrate: unknown option '%s' (accepted: -o, --backend, --comm, --nodes, "
-                           "--gpus-per-node, --emulate-nodes, --hostfile, --hw, --dtype, --gemm-min, --gemm-max, "
-                           "--coll-min, --coll-max, --iters, --timeout, --quick, --help)",
-                           zb_results_shown_path(argv[i], shown));
-        }
-        if (i + 1 >= argc) return ZB_FAIL(ZB_ERR_INVALID, "calibrate: %s needs a value", argv[i]);
-        *slot = argv[++i];
-    }
+    const zb_tool_switch switches[] = {{"--emulate-nodes", &a->emulate}, {"--quick", &a->quick}};
+    ZB_TRY(zb_tool_parse_args("calibrate", argc, argv, opts, sizeof opts / sizeof opts[0], switches,
+                              sizeof switches / sizeof switches[0]));
     if (!a->out) return ZB_FAIL(ZB_ERR_INVALID, "calibrate: -o PROFILE.json is required (the profile to write)");
     return ZB_OK;
 }

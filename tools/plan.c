@@ -23,6 +23,7 @@
 #include "plan.h"
 #include "results.h"
 #include "tool.h"
+#include "tool_args.h"
 
 #define PLAN_DEFAULT_HW "h100_sxm"
 
@@ -56,33 +57,13 @@ static void usage(FILE *f) {
 }
 
 static zb_status parse_args(int argc, char **argv, plan_args *a) {
-    struct { const char *flag; const char **slot; } opts[] = {
+    memset(a, 0, sizeof *a);
+    const zb_tool_opt opts[] = {
         {"--model", &a->model}, {"--params", &a->params}, {"--gpus", &a->gpus}, {"--nodes", &a->nodes},
         {"--gpus-per-node", &a->gpus_per_node}, {"--hw", &a->hw}, {"--seq", &a->seq}, {"--batch", &a->batch},
         {"--recompute", &a->recompute}, {"--prefetch-depth", &a->depth}, {"--param-dtype", &a->param_dtype},
         {"--grad-reduce-dtype", &a->grad_dtype}, {"--json", &a->json}};
-    memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        char name[64];
-        const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
-        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), arg);
-        const char **slot = NULL;
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            if (!strcmp(name, opts[k].flag)) slot = opts[k].slot;
-        }
-        if (!slot) {
-            char shown[72];
-            return ZB_FAIL(ZB_ERR_INVALID, "plan: unknown option '%s' (accepted: --model, --params, --gpus, --nodes, "
-                           "--gpus-per-node, --hw, --seq, --batch, --recompute, --prefetch-depth, --param-dtype, "
-                           "--grad-reduce-dtype, --json, --help)", zb_results_shown_path(arg, shown));
-        }
-        if (eq) value = eq + 1;
-        else if (i + 1 < argc) value = argv[++i];
-        else return ZB_FAIL(ZB_ERR_INVALID, "plan: %s needs a value", name);
-        *slot = value;
-    }
-    return ZB_OK;
+    return zb_tool_parse_args("plan", argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0);
 }
 
 /* A positive integer option up to `max`. */
