@@ -17,6 +17,7 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->check = 1;
     cfg->dtype = ZB_DTYPE_F32;
     cfg->average = ZB_AVERAGE_MEAN;
+    cfg->direct_rounds = 3;
     cfg->malloc_keep = true;
     snprintf(cfg->blas_core, sizeof cfg->blas_core, "auto");
     cfg->gpu_trace = true;

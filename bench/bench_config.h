@@ -67,6 +67,7 @@ typedef struct zb_config {
     zb_dtype dtype;
     zb_average average;
     bool compare_direct; /* also time the library called directly */
+    int64_t direct_rounds; /* --compare-direct: alternated rounds of each side */
     double straggler_pct; /* a rank this far from the median rank is named (stragglers.h) */
 
     /* gemm */

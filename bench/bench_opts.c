@@ -46,8 +46,13 @@ static const zb_opt opt_direct = {
     "compare-direct", 0, ZB_OPT_FLAG, ZB_OPT_FIELD(compare_direct), 0, 0,
     "also time the library called directly on the same buffers (MPI; gemm: BLAS on cpu, cuBLASLt on cuda)"};
 
+static const zb_opt opt_direct_rounds = {
+    "direct-rounds", 0, ZB_OPT_INT, ZB_OPT_FIELD(direct_rounds), 1, 1000,
+    "--compare-direct: alternate the harness's timed loop and the direct call's this many times, in rotated "
+    "order; each side reports its best round, the overhead its best and median paired round"};
+
 static const zb_opt *const sweep_run[] = {&opt_iters, &opt_warmup, &opt_check, &opt_dtype,
-                                          &opt_average, &opt_direct, NULL};
+                                          &opt_average, &opt_direct, &opt_direct_rounds, NULL};
 const zb_opt_group zb_opts_sweep_run = {sweep_run, NULL};
 
 const zb_opt zb_opt_straggler_pct = {

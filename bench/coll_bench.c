@@ -4,14 +4,19 @@
  * Per size: warm-up iterations, a barrier, then `iters` back-to-back
  * collectives on the comm stream timed from the host around a stream sync
  * (nccl-tests times the same way); the per-iteration time is reduced across
- * ranks as -a says. The check runs afterwards on freshly seeded data, never
+ * ranks as -a says. With --compare-direct the out-of-place loop alternates
+ * with the plain MPI calls' loops in rounds (compare_rounds) and reports its
+ * best round. The check runs afterwards on freshly seeded data, never
  * inside the timed loop. */
+#include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_bench.h"
 #include "coll_ranks.h"
 #include "metrics.h"
+#include "overlap.h"
 #include "row.h"
 
 #define ZB_COLL_SEED 0x5eedULL
@@ -87,14 +92,73 @@ static zb_status check_once(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_
     return zb_bench_sum(ctx, zb_coll_count_wrong(def, &h), wrong);
 }
 
+/* The plain MPI baseline of one size (--compare-direct; 0: not timed): each
+ * call's best round, and the harness's overhead over the better call in
+ * its best round pair and as the median over the paired rounds. */
+typedef struct coll_direct {
+    double blocking_s, nonblocking_s, best_s;
+    double median_overhead_pct;
+    json_t *rounds; /* every round's three times, in the JSON; owned */
+} coll_direct;
+
+/* --compare-direct: the harness's timed loop and the two plain calls, in
+ * --direct-rounds rounds whose order rotates (comm, non-blocking, blocking;
+ * then starting one later), so drift in the machine's load lands on all
+ * three alike. Each side's figure is its best round (ranks reduced as -a
+ * says); local_best is this rank's best comm round. */
+static zb_status compare_rounds(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a,
+                                coll_direct *d, double *local_best, double *comm_s) {
+    const zb_config *cfg = ctx->cfg;
+    int rounds = (int)cfg->direct_rounds;
+    double *overhead = (double *)malloc((size_t)rounds * sizeof *overhead);
+    if (!overhead) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for %d rounds", rounds);
+    zb_coll_direct plain;
+    zb_status st = zb_coll_direct_open(&plain, def, a);
+    *local_best = *comm_s = d->blocking_s = d->nonblocking_s = INFINITY;
+    d->rounds = json_array();
+    if (!d->rounds) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the rounds");
+    for (int r = 0; r < rounds && st == ZB_OK; r++) {
+        double t[3] = {0.0, 0.0, 0.0}; /* comm, non-blocking, blocking */
+        for (int k = 0; k < 3 && st == ZB_OK; k++) {
+            int m = (k + r) % 3;
+            double local = 0.0;
+            if (m == 0) {
+                st = timed_loop(ctx, def, a, &local);
+                if (st == ZB_OK && local < *local_best) *local_best = local;
+            } else {
+                st = zb_coll_direct_time(&plain, a, m == 2, cfg->iters, cfg->warmup_iters, &local);
+            }
+            if (st == ZB_OK) st = zb_bench_reduce_time(ctx, local, &t[m]);
+        }
+        double best = t[1] < t[2] ? t[1] : t[2];
+        overhead[r] = 100.0 * (t[0] - best) / best;
+        json_t *one = json_pack("{s:f,s:f,s:f}", "comm", t[0] * 1e6, "nonblocking", t[1] * 1e6, "blocking", t[2] * 1e6);
+        if (!one || json_array_append_new(d->rounds, one) != 0) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the rounds");
+        if (t[0] < *comm_s) *comm_s = t[0];
+        if (t[1] < d->nonblocking_s) d->nonblocking_s = t[1];
+        if (t[2] < d->blocking_s) d->blocking_s = t[2];
+    }
+    if (plain.comm != MPI_COMM_NULL) zb_coll_direct_close(&plain);
+    d->best_s = d->blocking_s < d->nonblocking_s ? d->blocking_s : d->nonblocking_s;
+    d->median_overhead_pct = st == ZB_OK ? zb_median(overhead, (size_t)rounds) : 0.0;
+    free(overhead);
+    return st;
+}
+
+/* One size and placement: the timed loop (with the plain calls' rounds
+ * when `direct` is given), per-rank times, bandwidths and the check. */
 static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, void *host,
-                         coll_row *row, zb_coll_ranks *cr) {
+                         coll_row *row, coll_direct *direct, zb_coll_ranks *cr) {
     size_t e = zb_dtype_size(a->dtype);
     ZB_TRY(load_input(ctx, def, a, host));
     double local = 0.0;
-    ZB_TRY(timed_loop(ctx, def, a, &local));
+    if (direct) {
+        ZB_TRY(compare_rounds(ctx, def, a, direct, &local, &row->seconds));
+    } else {
+        ZB_TRY(timed_loop(ctx, def, a, &local));
+        ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
+    }
     ZB_TRY(zb_coll_ranks_gather(cr, ctx, a->in_place ? 1 : 0, local * 1e6));
-    ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
     row->algbw_gbps = zb_gbps((double)zb_coll_size_bytes(def, a->count, e, a->n_ranks), row->seconds);
     row->busbw_gbps = row->algbw_gbps * def->busbw_factor(a->n_ranks);
     row->wrong = -1;
@@ -124,11 +188,6 @@ static int result_fields(zb_field *f, const coll_row *row, unsigned run, const c
     return 4;
 }
 
-/* The plain MPI baseline of one size (--compare-direct; 0: not timed). */
-typedef struct coll_direct {
-    double blocking_s, nonblocking_s, best_s;
-} coll_direct;
-
 /* One size: out of place (a[0], rows[0]) and in place, and the direct MPI
  * time when --compare-direct timed it. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def, const zb_coll_args *a,
@@ -136,7 +195,7 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
     size_t e = zb_dtype_size(a[0].dtype);
     uint64_t size = zb_coll_size_bytes(def, a[0].count, e, a[0].n_ranks);
     const char *dtype = zb_dtype_name(a[0].dtype);
-    zb_field f[32] = {
+    zb_field f[40] = {
         {.key = "bench", .kind = ZB_FIELD_TEXT, .s = def->name},
         {.key = "size_bytes", .tables = 1, .header = "size", .unit = "B", .kind = ZB_FIELD_INT, .i = (int64_t)size},
         {.tables = 1, .header = "count", .unit = "elements", .kind = ZB_FIELD_INT, .i = (int64_t)(size / e)},
@@ -167,10 +226,20 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
                          .tables = 1, .header = "overhead", .unit = "%", .group = "direct MPI",
                          .kind = ZB_FIELD_REAL, .decimals = 1, .sign = true,
                          .d = 100.0 * (rows[0].seconds - direct_s) / direct_s};
+        zb_field median = {.key = timed ? "harness_overhead_median_pct" : NULL, .metric = true, .runs = RUN_OUT,
+                           .tables = 1, .header = "median", .unit = "%", .group = "direct MPI",
+                           .kind = ZB_FIELD_REAL, .decimals = 1, .sign = true, .d = direct->median_overhead_pct};
+        zb_field rounds = {.key = timed ? "direct_rounds" : NULL, .runs = RUN_OUT, .kind = ZB_FIELD_INT,
+                           .i = ctx->cfg->direct_rounds};
+        zb_field each = {.key = timed ? "direct_rounds_us" : NULL, .runs = RUN_OUT, .kind = ZB_FIELD_JSON,
+                         .j = direct->rounds};
         f[n++] = time;
         f[n++] = over;
+        f[n++] = median;
         f[n++] = blocking;
         f[n++] = nonblocking;
+        f[n++] = rounds;
+        f[n++] = each;
     }
     const unsigned placement_runs[2] = {RUN_OUT, RUN_IN};
     int k = 0;
@@ -193,6 +262,7 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
     for (uint64_t size = cfg->min_bytes; size <= cfg->max_bytes; size = next_size(cfg, size)) {
         coll_row rows[2];
         zb_coll_args a[2];
+        coll_direct direct = {0.0, 0.0, 0.0, 0.0, NULL};
         for (int ip = 0; ip < 2; ip++) {
             zb_coll_args *x = &a[ip];
             memset(x, 0, sizeof *x);
@@ -203,20 +273,14 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             x->in_place = ip == 1;
             x->seed = ZB_COLL_SEED + size;
             zb_coll_place(def, x, buf_a, buf_b);
-            ZB_TRY(run_one(ctx, def, x, host, &rows[ip], cr));
+            ZB_TRY(run_one(ctx, def, x, host, &rows[ip], ip == 0 && cfg->compare_direct ? &direct : NULL, cr));
             *busbw_sum += rows[ip].busbw_gbps;
             ++*n_rows;
             if (rows[ip].wrong > 0) ctx->wrong += rows[ip].wrong;
         }
-        coll_direct direct = {0.0, 0.0, 0.0};
-        if (cfg->compare_direct) {
-            ZB_TRY(zb_coll_direct_time(def, &a[0], cfg->iters, cfg->warmup_iters, &direct.blocking_s,
-                                       &direct.nonblocking_s));
-            ZB_TRY(zb_bench_reduce_time(ctx, direct.blocking_s, &direct.blocking_s));
-            ZB_TRY(zb_bench_reduce_time(ctx, direct.nonblocking_s, &direct.nonblocking_s));
-            direct.best_s = direct.blocking_s < direct.nonblocking_s ? direct.blocking_s : direct.nonblocking_s;
-        }
-        ZB_TRY(add_row(ctx, t, def, a, rows, &direct, cr));
+        zb_status st = add_row(ctx, t, def, a, rows, &direct, cr);
+        json_decref(direct.rounds);
+        if (st != ZB_OK) return st;
         if (size == UINT64_MAX) break;
     }
     return ZB_OK;

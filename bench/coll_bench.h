@@ -26,11 +26,20 @@ extern const zb_opt_group *const zb_coll_opt_groups[];
     {.name = name_, .groups = zb_coll_opt_groups, .flags = ZB_BENCH_SWEEP_HEADER,                  \
      .run = zb_coll_bench_run, .coll = &def_}
 
-/* Times the plain MPI call from this thread (coll_direct.c), the baseline
- * --compare-direct times: def->direct (blocking) and def->direct_start
- * with MPI_Wait (non-blocking), seconds per call each. */
-zb_status zb_coll_direct_time(const zb_coll_def *def, const zb_coll_args *a, int64_t iters,
-                              int64_t warmup, double *blocking_s, double *nonblocking_s);
+/* The plain MPI call from this thread (coll_direct.c), the baseline
+ * --compare-direct times: def->direct (blocking) or def->direct_start with
+ * MPI_Wait (non-blocking), on a communicator of its own. open and close
+ * are collective. */
+typedef struct zb_coll_direct {
+    const zb_coll_def *def;
+    MPI_Comm comm;
+} zb_coll_direct;
+
+zb_status zb_coll_direct_open(zb_coll_direct *d, const zb_coll_def *def, const zb_coll_args *a);
+/* This rank's seconds per call over `iters` after `warmup`. */
+zb_status zb_coll_direct_time(zb_coll_direct *d, const zb_coll_args *a, bool blocking, int64_t iters,
+                              int64_t warmup, double *seconds);
+void zb_coll_direct_close(zb_coll_direct *d);
 
 #ifdef __cplusplus
 }

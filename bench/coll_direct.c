@@ -15,33 +15,36 @@ static int call_nonblocking(const zb_coll_def *def, const zb_coll_args *a, MPI_C
     return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
 }
 
-/* Seconds per call of `call` over `iters` after `warmup`, ranks started
- * together. */
-static int time_calls(int (*call)(const zb_coll_def *, const zb_coll_args *, MPI_Comm), const zb_coll_def *def,
-                      const zb_coll_args *a, MPI_Comm comm, int64_t iters, int64_t warmup, double *seconds) {
-    int rc = MPI_SUCCESS;
-    for (int64_t i = 0; i < warmup && rc == MPI_SUCCESS; i++) rc = call(def, a, comm);
-    if (rc == MPI_SUCCESS) rc = MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
-    for (int64_t i = 0; i < iters && rc == MPI_SUCCESS; i++) rc = call(def, a, comm);
-    *seconds = (MPI_Wtime() - t0) / (double)iters;
-    return rc;
-}
-
-zb_status zb_coll_direct_time(const zb_coll_def *def, const zb_coll_args *a, int64_t iters,
-                              int64_t warmup, double *blocking_s, double *nonblocking_s) {
+zb_status zb_coll_direct_open(zb_coll_direct *d, const zb_coll_def *def, const zb_coll_args *a) {
+    d->def = def;
+    d->comm = MPI_COMM_NULL;
     if (a->dtype != ZB_DTYPE_F32 || a->in_place) {
         return ZB_FAIL(ZB_ERR_UNSUPPORTED, "--compare-direct times out-of-place float only");
     }
-    MPI_Comm comm;
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &d->comm) != MPI_SUCCESS) {
+        d->comm = MPI_COMM_NULL;
         return ZB_FAIL(ZB_ERR_MPI, "rank %d: MPI_Comm_dup for the direct baseline failed", a->rank);
     }
-    int rc = time_calls(call_blocking, def, a, comm, iters, warmup, blocking_s);
-    if (rc == MPI_SUCCESS) rc = time_calls(call_nonblocking, def, a, comm, iters, warmup, nonblocking_s);
-    MPI_Comm_free(&comm);
+    return ZB_OK;
+}
+
+/* Seconds per call over `iters` after `warmup`, ranks started together. */
+zb_status zb_coll_direct_time(zb_coll_direct *d, const zb_coll_args *a, bool blocking, int64_t iters,
+                              int64_t warmup, double *seconds) {
+    int (*call)(const zb_coll_def *, const zb_coll_args *, MPI_Comm) = blocking ? call_blocking : call_nonblocking;
+    int rc = MPI_SUCCESS;
+    for (int64_t i = 0; i < warmup && rc == MPI_SUCCESS; i++) rc = call(d->def, a, d->comm);
+    if (rc == MPI_SUCCESS) rc = MPI_Barrier(d->comm);
+    double t0 = MPI_Wtime();
+    for (int64_t i = 0; i < iters && rc == MPI_SUCCESS; i++) rc = call(d->def, a, d->comm);
+    *seconds = (MPI_Wtime() - t0) / (double)iters;
     if (rc != MPI_SUCCESS) {
-        return ZB_FAIL(ZB_ERR_MPI, "rank %d: direct %s failed", a->rank, def->name);
+        return ZB_FAIL(ZB_ERR_MPI, "rank %d: direct %s %s failed", a->rank,
+                       blocking ? "blocking" : "non-blocking", d->def->name);
     }
     return ZB_OK;
+}
+
+void zb_coll_direct_close(zb_coll_direct *d) {
+    if (d->comm != MPI_COMM_NULL) MPI_Comm_free(&d->comm);
 }

@@ -25,6 +25,7 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     json_object_set_new(o, "datatype", json_string(zb_dtype_name(cfg->dtype)));
     json_object_set_new(o, "average", json_integer((json_int_t)cfg->average));
     json_object_set_new(o, "compare_direct", json_boolean(cfg->compare_direct));
+    json_object_set_new(o, "direct_rounds", json_integer((json_int_t)cfg->direct_rounds));
     json_object_set_new(o, "straggler_pct", json_real(cfg->straggler_pct));
     json_object_set_new(o, "shapes", shapes_json(cfg));
     json_object_set_new(o, "model", json_string(cfg->model));

@@ -13,9 +13,9 @@ mpirun --oversubscribe -np 2 "$ZB" allgather -b 4K -e 64K -f 4 -n 3 -w 1 \
   --json "$tmp/ag.json" --csv "$tmp/ag.csv" --trace "$tmp/ag.trace.json" >"$tmp/ag.out" 2>"$tmp/ag.err"
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: allgather exited $rc"; cat "$tmp/ag.err"; fail=1; }
-"$ZB" gemm --shape 64x32x16 --shape 7x5x3 -n 2 -w 1 --peak-gflops 10 --compare-direct --json "$tmp/gemm.json" \
+"$ZB" gemm --shape 64x32x16 --shape 7x5x3 -n 2 -w 1 --peak-gflops 10 --compare-direct --direct-rounds 2 --json "$tmp/gemm.json" \
   >"$tmp/gemm.out" 2>"$tmp/gemm.err" || { echo "FAIL: gemm"; cat "$tmp/gemm.err"; fail=1; }
-mpirun --oversubscribe -np 2 "$ZB" reducescatter -b 64K -e 64K -n 3 -w 1 --compare-direct \
+mpirun --oversubscribe -np 2 "$ZB" reducescatter -b 64K -e 64K -n 3 -w 1 --compare-direct --direct-rounds 4 \
   --json "$tmp/rs.json" >"$tmp/rs.out" 2>"$tmp/rs.err" || { echo "FAIL: reducescatter"; cat "$tmp/rs.err"; fail=1; }
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
@@ -72,6 +72,18 @@ for x in rs:
     check(m["direct_time_us"] == min(b, nb), "direct_time_us is the better plain call")
     check(abs(m["harness_overhead_pct"] - 100 * (m["time_us"] - m["direct_time_us"]) / m["direct_time_us"])
           <= 1e-6 * max(1.0, abs(m["harness_overhead_pct"])), "collective harness_overhead_pct formula")
+    # Each side's figure is its best of the alternated rounds; the median
+    # overhead is the median over the rounds' paired overheads.
+    rounds = x["direct_rounds_us"]
+    check(x["direct_rounds"] == 4 and len(rounds) == 4, "4 rounds of --direct-rounds 4")
+    def close(a, b): return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+    check(close(m["time_us"], min(q["comm"] for q in rounds)), "time_us is the best comm round")
+    check(close(b, min(q["blocking"] for q in rounds)), "blocking: its best round")
+    check(close(nb, min(q["nonblocking"] for q in rounds)), "non-blocking: its best round")
+    paired = sorted(100 * (q["comm"] - min(q["blocking"], q["nonblocking"])) / min(q["blocking"], q["nonblocking"])
+                    for q in rounds)
+    check(close(m["harness_overhead_median_pct"], (paired[1] + paired[2]) / 2), "median paired overhead")
+    check(x["per_rank"][0]["time_us"] >= 0 and len(x["per_rank"]) == 2, "per_rank of the compared run")
 finish("test_outputs")
 PY
 [ $fail -eq 0 ] && echo "test_outputs: passed" || { echo "--- stdout"; cat "$tmp/ag.out"; exit 1; }

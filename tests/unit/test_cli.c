@@ -81,6 +81,8 @@ static void test_unknown(void) {
     BAD(ARGS("allgather", "--help=yes"), "--help=yes", "no value");
     BAD(ARGS("allgather", "-hx"), "-hx", "no value");
     BAD(ARGS("gemm", "--compare-direct=1"), "--compare-direct=1", "no value");
+    BAD(ARGS("allreduce", "--direct-rounds", "0"), "--direct-rounds", "0");
+    BAD(ARGS("gemm", "--direct-rounds", "x"), "--direct-rounds", "'x'");
     BAD(ARGS("allgather", "--emulate-nodes=on"), "--emulate-nodes=on", "no value");
 }
 
@@ -287,7 +289,9 @@ static void test_accepted(void) {
     ZB_CHECK(!strcmp(cfg.model, "tiny") && cfg.tokens == 128 && cfg.peak_gflops == 1.5);
     OK(ARGS("gemm", "--compare-direct", "-n", "3", "-w", "0", "-c", "0", "-a", "3", "-f", "4"), &cfg);
     ZB_CHECK(cfg.compare_direct && cfg.iters == 3 && cfg.warmup_iters == 0 && cfg.check == 0 &&
-             cfg.average == ZB_AVERAGE_MAX && cfg.step_factor == 4);
+             cfg.average == ZB_AVERAGE_MAX && cfg.step_factor == 4 && cfg.direct_rounds == 3);
+    OK(ARGS("reducescatter", "--compare-direct", "--direct-rounds", "7"), &cfg);
+    ZB_CHECK(cfg.direct_rounds == 7);
 
     /* step is the default command when argv[1] is a flag or absent. */
     OK(ARGS("--timeout", "5"), &cfg);
