@@ -13,12 +13,7 @@
  * allocation holds SENTINEL, recv NaN (0xff bytes: every element must be
  * written) and send the rank's inputs (over recv where they overlap). After
  * it, recv must hold the results, and everything else what was uploaded:
- * guards, and send outside recv. One exception, which comm.h leaves open:
- * after an in-place reduce-scatter the blocks of send the rank does not own
- * are only checked when the caller asks (zb_coll_bufs_check's
- * `strict_send`): the mpi comm on host memory lets MPI's in-place form
- * write its result over block 0 before moving it to the rank's block, the
- * staged path and NCCL leave them untouched.
+ * guards, and send outside recv (comm.h: a collective writes only recv).
  * Data moves through the device's memcpy_async on the given stream, so the
  * same code serves host and device memory. */
 #ifndef ZB_COLL_CHECK_H
@@ -139,9 +134,8 @@ static inline zb_status zb_coll_bufs_issue(zb_comm *c, zb_stream *s, const zb_co
 }
 
 /* Downloads on s (after the op's stream was synchronized), compares every
- * element of the allocation (see the top comment for `strict_send`),
- * frees. Returns the wrong elements, -1 when there was nothing to compare. */
-static inline long zb_coll_bufs_check(zb_stream *s, zb_coll_bufs *b, bool strict_send) {
+ * element of the allocation, frees. Returns the wrong elements, -1 when there was nothing to compare. */
+static inline long zb_coll_bufs_check(zb_stream *s, zb_coll_bufs *b) {
     long wrong = -1;
     char *got = b->mem ? (char *)malloc(b->len * b->es) : NULL;
     zb_status st = got ? s->dev->ops->memcpy_async(s, got, b->mem, b->len * b->es, NULL) : ZB_OK;
@@ -153,9 +147,6 @@ static inline long zb_coll_bufs_check(zb_stream *s, zb_coll_bufs *b, bool strict
             float want = zb_dtype_load(b->img, i, b->t); /* outside recv: as uploaded */
             if (i >= b->recv_at && i < b->recv_at + b->recv_n) {
                 want = zb_coll_expected(b->kind, b->count, b->rank, b->n, i - b->recv_at);
-            } else if (!strict_send && b->in_place && b->kind == ZB_COLL_REDUCESCATTER &&
-                       i >= b->send_at && i < b->send_at + b->send_n) {
-                continue; /* comm.h leaves these open */
             }
             wrong += !(zb_dtype_load(got, i, b->t) == want); /* NaN counts as wrong */
         }

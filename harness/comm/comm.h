@@ -8,7 +8,8 @@
  *                   rank's block `rank`). In place when recv == send + rank*count.
  *   all-reduce      send and recv: count elems. In place when send == recv.
  * Reductions are sums. `count` is per rank for all-gather and reduce-scatter
- * and the total for all-reduce, as in nccl-tests.
+ * and the total for all-reduce, as in nccl-tests. A collective writes only
+ * recv: in place, the parts of send outside recv keep their values.
  *
  * A comm is created collectively for a fixed set of streams: the MPI backend
  * duplicates one communicator per stream, so each MPI communicator is only

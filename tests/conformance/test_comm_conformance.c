@@ -44,7 +44,7 @@ static void check_collectives(env *e) {
             ZB_CHECK_OK(zb_coll_bufs_issue(e->comm, s, &b));
             ZB_CHECK_OK(zb_comm_wait(e->comm, s, "conformance", -1));
         }
-        long w = zb_coll_bufs_check(s, &b, false);
+        long w = zb_coll_bufs_check(s, &b);
         ZB_CHECK_MSG(w == 0, "%s: rank %d %s %s count %zu %s on '%s': %ld wrong", e->pair, e->rank,
                      zb_coll_name(k.kind), zb_dtype_name(k.t), k.count,
                      k.in_place ? "in place" : "out of place", s->name, w);
@@ -61,7 +61,7 @@ static void check_sent_bytes_and_barrier(env *e) {
             ZB_CHECK_OK(zb_coll_bufs_issue(e->comm, s, &b));
             ZB_CHECK_OK(zb_comm_wait(e->comm, s, "conformance", -1));
         }
-        if (e->data) ZB_CHECK(zb_coll_bufs_check(s, &b, false) == 0);
+        if (e->data) ZB_CHECK(zb_coll_bufs_check(s, &b) == 0);
         uint64_t want = zb_coll_sent_bytes(kinds[ki], 100, 4, e->n);
         ZB_CHECK_MSG(e->comm->sent_bytes[kinds[ki]] == want, "%s: %s of 100 floats counted %llu "
                      "bytes sent, the formula says %llu", e->pair, zb_coll_name(kinds[ki]),

@@ -6,7 +6,7 @@
  * Every collective, element by element, is checked on every device by
  * tests/conformance/test_comm_conformance.c (test_comm_conformance_cuda
  * here); this test checks what the staging through pinned memory adds, on
- * buffers from the device's pool (tests/coll_check.h, strict: guards and
+ * buffers from the device's pool (tests/coll_check.h: guards and
  * every block of send come back untouched):
  *   - stream order with events: a compute-stream copy feeds collectives
  *     queued back to back on the comm stream (the staging buffer grows while
@@ -51,11 +51,11 @@ static bool cuda_ok(cudaError_t e, const char *what) {
 }
 
 /* Buffers (tests/coll_check.h) made and checked on the compute stream;
- * staged, so everything outside recv must come back as it was (strict). */
+ * everything outside recv must come back as it was. */
 static bool bufs_make(env *e, zb_coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
     return zb_coll_bufs_make(e->streams[1], e->rank, e->n, b, kind, count, t, in_place);
 }
-static long bufs_check(env *e, zb_coll_bufs *b) { return zb_coll_bufs_check(e->streams[1], b, true); }
+static long bufs_check(env *e, zb_coll_bufs *b) { return zb_coll_bufs_check(e->streams[1], b); }
 static zb_status bufs_issue(env *e, zb_stream *s, const zb_coll_bufs *b) {
     return zb_coll_bufs_issue(e->comm, s, b);
 }

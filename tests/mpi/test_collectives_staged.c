@@ -5,7 +5,7 @@
  * out of place and in place, float and bf16, on both streams, with guard
  * elements around every buffer (and, for reduce-scatter, the blocks of send
  * the rank does not own) that must stay untouched (tests/coll_check.h,
- * strict); the copies the comm
+ * which checks everything outside recv); the copies the comm
  * issues are counted against comm_stage.h's plan (input bytes into a
  * staging buffer, result bytes out of one); several collectives are queued
  * before one sync, so the staging buffer grows while earlier ops still use
@@ -95,8 +95,8 @@ typedef struct env {
 static bool bufs_make(env *e, zb_coll_bufs *b, zb_coll kind, size_t count, zb_dtype t, bool in_place) {
     return zb_coll_bufs_make(e->streams[1], e->rank, e->n, b, kind, count, t, in_place);
 }
-/* Staged, every element outside recv comes back as it was: strict. */
-static long bufs_check(env *e, zb_coll_bufs *b) { return zb_coll_bufs_check(e->streams[1], b, true); }
+/* Every element outside recv comes back as it was (coll_check.h). */
+static long bufs_check(env *e, zb_coll_bufs *b) { return zb_coll_bufs_check(e->streams[1], b); }
 static zb_status bufs_issue(env *e, zb_stream *s, const zb_coll_bufs *b) {
     return zb_coll_bufs_issue(e->comm, s, b);
 }

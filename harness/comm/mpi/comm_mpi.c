@@ -2,13 +2,13 @@
  *
  * Each stream gets its own duplicate of MPI_COMM_WORLD (MPI_THREAD_MULTIPLE;
  * a communicator is only ever used from one thread). A collective is started
- * non-blocking (all-gather as point-to-point sends and receives, the rest
- * as MPI's non-blocking collectives) and polled with MPI_Test until it
- * completes or the timeout passes: the poll is the only place MPI makes progress (Open MPI has no
- * progress thread), and it is what lets a comm stream overlap a compute
- * stream. Non-blocking reduce-scatter is also several times faster than the
- * blocking one on Open MPI 4.1. bf16 sums use a user-defined
- * MPI_Op that adds in fp32 and rounds to nearest even. The comm's wait
+ * non-blocking (all-gather as point-to-point sends and receives,
+ * reduce-scatter as a ring of them (mpi_ring_rs.h), all-reduce and the
+ * barrier as MPI's non-blocking collectives) and polled with MPI_Test until
+ * it completes or the timeout passes: the poll is the only place MPI makes
+ * progress (Open MPI has no progress thread), and it is what lets a comm
+ * stream overlap a compute stream. bf16 sums add in fp32 and round to
+ * nearest even (the ring's own adds; for all-reduce a user-defined MPI_Op). The comm's wait
  * (zb_comm_wait) is a sync of the stream those host ops run on, bounded by
  * the comm's timeout; a collective's own timeout names it in any case.
  *
@@ -37,6 +37,7 @@
 #include "comm.h"
 #include "comm_mpi.h"
 #include "comm_stage.h"
+#include "mpi_ring_rs.h"
 #include "mpi_wait.h"
 
 #define ZB_MPI_MAX_STREAMS 8
@@ -88,22 +89,13 @@ static zb_status mpi_fail(int rc, int rank, const char *call, const char *label)
     return ZB_FAIL(ZB_ERR_MPI, "rank %d: %s for '%s' failed: %s", rank, call, label, text);
 }
 
-/* Starts a reduction or the barrier (all-gather: allgather_start); in-place
- * reduce-scatter needs a move afterwards. */
+/* Starts the all-reduce or the barrier (all-gather: allgather_start,
+ * reduce-scatter: the ring). */
 static int coll_start(const mpi_coll_op *op, MPI_Request *req, const char **call) {
     const mpi_comm *c = op->comm;
     MPI_Datatype t = mpi_type(op->dtype);
-    int n = (int)op->count, rank = c->base.rank;
-    size_t e = zb_dtype_size(op->dtype);
+    int n = (int)op->count;
     switch (op->kind) {
-    case ZB_COLL_REDUCESCATTER: {
-        bool in_place = op->recv == (const char *)op->send + (size_t)rank * op->count * e;
-        *call = "MPI_Ireduce_scatter_block";
-        /* MPI's in-place form leaves the result at the start of the buffer. */
-        return MPI_Ireduce_scatter_block(in_place ? MPI_IN_PLACE : op->send,
-                                         in_place ? (void *)op->send : op->recv, n, t,
-                                         mpi_sum(c, op->dtype), op->mpi, req);
-    }
     case ZB_COLL_ALLREDUCE:
         *call = "MPI_Iallreduce";
         return MPI_Iallreduce(op->send == op->recv ? MPI_IN_PLACE : op->send, op->recv, n, t,
@@ -112,6 +104,7 @@ static int coll_start(const mpi_coll_op *op, MPI_Request *req, const char **call
         *call = "MPI_Ibarrier";
         return MPI_Ibarrier(op->mpi, req);
     case ZB_COLL_ALLGATHER: /* allgather_start */
+    case ZB_COLL_REDUCESCATTER: /* zb_ring_rs_start */
     case ZB_COLL_COUNT: break;
     }
     *call = "unknown collective";
@@ -164,6 +157,14 @@ static int allgather_start(const mpi_coll_op *op, MPI_Request *reqs, int *n_reqs
  * kept the host thread off both cores of a 2-core machine, so prefetch
  * could not issue its next gather before the running collective ended and
  * its overlap fell to 0 % (docs/design.md §10). */
+static void poll_pause(const mpi_comm *c, int64_t now, int64_t *spin_from) {
+    /* This poll runs on a stream thread: it is one of the busy ones. */
+    if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1 || now - *spin_from > ZB_MPI_SPIN_NS) {
+        sched_yield();
+        *spin_from = zb_now_ns();
+    }
+}
+
 static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t deadline_ns, int *mpi_rc) {
     int64_t spin_from = zb_now_ns();
     for (;;) {
@@ -176,12 +177,54 @@ static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t
         if (done) return ZB_MPI_POLL_DONE;
         int64_t now = zb_now_ns();
         if (now > deadline_ns) return ZB_MPI_POLL_TIMED_OUT;
-        /* This poll runs on a stream thread: it is one of the busy ones. */
-        if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1 || now - spin_from > ZB_MPI_SPIN_NS) {
-            sched_yield();
-            spin_from = zb_now_ns();
-        }
+        poll_pause(c, now, &spin_from);
     }
+}
+
+/* The ring reduce-scatter to its end: each step's pair polled as above,
+ * then the next step posted. *call names the MPI call that failed. */
+static zb_mpi_poll poll_ring(const mpi_comm *c, zb_ring_rs *r, int64_t deadline_ns, int *mpi_rc,
+                             const char **call) {
+    for (;;) {
+        *call = "MPI_Test";
+        zb_mpi_poll p = poll_all(c, 2, r->req, deadline_ns, mpi_rc);
+        if (p != ZB_MPI_POLL_DONE) return p;
+        bool done = false;
+        int rc = zb_ring_rs_advance(r, &done, call);
+        if (rc != MPI_SUCCESS) {
+            *mpi_rc = rc;
+            return ZB_MPI_POLL_FAILED;
+        }
+        if (done) return ZB_MPI_POLL_DONE;
+    }
+}
+
+/* A reduce-scatter: the ring on two or more ranks (its scratch freed only
+ * when it completed: on a failure MPI may still write it, and the job
+ * ends), the copy of block 0 on one. */
+static zb_status reducescatter_run(const mpi_coll_op *op) {
+    const mpi_comm *c = op->comm;
+    int rank = c->base.rank;
+    size_t block = op->count * zb_dtype_size(op->dtype);
+    if (c->base.n_ranks == 1) {
+        if (op->send != op->recv) memcpy(op->recv, op->send, block);
+        return ZB_OK;
+    }
+    void *scratch = malloc(zb_ring_rs_scratch_bytes(op->count, op->dtype) + 1);
+    if (!scratch) return ZB_FAIL(ZB_ERR_NOMEM, "rank %d: out of memory for the scratch of '%s'", rank, op->label);
+    zb_ring_rs ring;
+    const char *call = "";
+    int rc = zb_ring_rs_start(&ring, op->send, op->recv, scratch, op->count, op->dtype, mpi_type(op->dtype),
+                              op->mpi, rank, c->base.n_ranks, &call);
+    if (rc != MPI_SUCCESS) return mpi_fail(rc, rank, call, op->label);
+    zb_mpi_poll p = poll_ring(c, &ring, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc, &call);
+    if (p == ZB_MPI_POLL_DONE) free(scratch);
+    if (p == ZB_MPI_POLL_FAILED) return mpi_fail(rc, rank, call, op->label);
+    if (p == ZB_MPI_POLL_TIMED_OUT) {
+        return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
+                       rank, zb_coll_name(op->kind), op->label, op->unit, c->base.cfg.timeout_s);
+    }
+    return ZB_OK;
 }
 
 static zb_status coll_run(void *arg) {
@@ -192,6 +235,7 @@ static zb_status coll_run(void *arg) {
     int n_reqs = 1;
     const char *call = "";
     int rc = MPI_SUCCESS;
+    if (op->kind == ZB_COLL_REDUCESCATTER) return reducescatter_run(op);
     if (op->kind == ZB_COLL_ALLGATHER && c->base.n_ranks > 1) {
         reqs = (MPI_Request *)malloc(2 * (size_t)(c->base.n_ranks - 1) * sizeof *reqs);
         if (!reqs) return ZB_FAIL(ZB_ERR_NOMEM, "rank %d: out of memory for the requests of '%s'", rank, op->label);
@@ -212,11 +256,6 @@ static zb_status coll_run(void *arg) {
     if (p == ZB_MPI_POLL_TIMED_OUT) {
         return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
                        rank, zb_coll_name(op->kind), op->label, op->unit, c->base.cfg.timeout_s);
-    }
-    size_t e = zb_dtype_size(op->dtype);
-    if (op->kind == ZB_COLL_REDUCESCATTER &&
-        op->recv == (const char *)op->send + (size_t)rank * op->count * e && rank != 0) {
-        memmove(op->recv, op->send, op->count * e);
     }
     return ZB_OK;
 }
