@@ -7,8 +7,8 @@ source "$(dirname "$0")/../lib.sh"
 bin="${ZB_TEST_BIN_DIR:?ZB_TEST_BIN_DIR not set}/prog_comm_timeout"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-# Every collective's path (all-gather: own block copied, then in place;
-# all-reduce: Open MPI's ring; reduce-scatter), each ends the job.
+# Every collective's path (all-gather: point-to-point; reduce-scatter: the
+# ring of point-to-point steps; all-reduce: Open MPI's ring), each ends the job.
 for kind in allgather reducescatter allreduce; do
   timeout 60 mpirun --oversubscribe -np 2 "$bin" "$kind" >"$out" 2>&1
   rc=$?
