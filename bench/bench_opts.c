@@ -48,8 +48,8 @@ static const zb_opt opt_direct = {
 
 static const zb_opt opt_direct_rounds = {
     "direct-rounds", 0, ZB_OPT_INT, ZB_OPT_FIELD(direct_rounds), 1, 1000,
-    "--compare-direct: alternate the harness's timed loop and the direct call's this many times, in rotated "
-    "order; each side reports its best round, the overhead its best and median paired round"};
+    "with --compare-direct: time the harness and the direct call alternately, this many rounds in rotated "
+    "order, and report each side's best round (collectives: also the median paired overhead)"};
 
 static const zb_opt *const sweep_run[] = {&opt_iters, &opt_warmup, &opt_check, &opt_dtype,
                                           &opt_average, &opt_direct, &opt_direct_rounds, NULL};
