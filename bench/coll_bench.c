@@ -10,11 +10,12 @@
  * inside the timed loop. */
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_bench.h"
-#include "coll_ranks.h"
+#include "time_ranks.h"
 #include "metrics.h"
 #include "overlap.h"
 #include "row.h"
@@ -148,7 +149,7 @@ static zb_status compare_rounds(zb_bench_ctx *ctx, const zb_coll_def *def, const
 /* One size and placement: the timed loop (with the plain calls' rounds
  * when `direct` is given), per-rank times, bandwidths and the check. */
 static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, void *host,
-                         coll_row *row, coll_direct *direct, zb_coll_ranks *cr) {
+                         coll_row *row, coll_direct *direct, zb_time_ranks *cr) {
     size_t e = zb_dtype_size(a->dtype);
     ZB_TRY(load_input(ctx, def, a, host));
     double local = 0.0;
@@ -158,7 +159,7 @@ static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args
         ZB_TRY(timed_loop(ctx, def, a, &local));
         ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
     }
-    ZB_TRY(zb_coll_ranks_gather(cr, ctx, a->in_place ? 1 : 0, local * 1e6));
+    ZB_TRY(zb_time_ranks_gather(cr, ctx, a->in_place ? 1 : 0, local * 1e6));
     row->algbw_gbps = zb_gbps((double)zb_coll_size_bytes(def, a->count, e, a->n_ranks), row->seconds);
     row->busbw_gbps = row->algbw_gbps * def->busbw_factor(a->n_ranks);
     row->wrong = -1;
@@ -191,7 +192,7 @@ static int result_fields(zb_field *f, const coll_row *row, unsigned run, const c
 /* One size: out of place (a[0], rows[0]) and in place, and the direct MPI
  * time when --compare-direct timed it. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def, const zb_coll_args *a,
-                         const coll_row *rows, const coll_direct *direct, zb_coll_ranks *cr) {
+                         const coll_row *rows, const coll_direct *direct, zb_time_ranks *cr) {
     size_t e = zb_dtype_size(a[0].dtype);
     uint64_t size = zb_coll_size_bytes(def, a[0].count, e, a[0].n_ranks);
     const char *dtype = zb_dtype_name(a[0].dtype);
@@ -243,9 +244,13 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
     }
     const unsigned placement_runs[2] = {RUN_OUT, RUN_IN};
     int k = 0;
-    ZB_TRY(zb_coll_ranks_fields(cr, ctx, size, placement_runs, &f[n], &k));
+    char out_what[64], in_what[64];
+    snprintf(out_what, sizeof out_what, "%llu B out-of-place", (unsigned long long)size);
+    snprintf(in_what, sizeof in_what, "%llu B in-place", (unsigned long long)size);
+    const char *const what[2] = {out_what, in_what};
+    ZB_TRY(zb_time_ranks_fields(cr, ctx, placement_runs, what, &f[n], &k));
     zb_status st = zb_rows_add(out, f, n + k, 2);
-    zb_coll_ranks_row_done(cr);
+    zb_time_ranks_row_done(cr);
     return st;
 }
 
@@ -256,7 +261,7 @@ static uint64_t next_size(const zb_config *cfg, uint64_t size) {
 }
 
 static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, void *buf_b, void *host,
-                       zb_rows *t, double *busbw_sum, int *n_rows, zb_coll_ranks *cr) {
+                       zb_rows *t, double *busbw_sum, int *n_rows, zb_time_ranks *cr) {
     const zb_config *cfg = ctx->cfg;
     size_t e = zb_dtype_size(cfg->dtype);
     for (uint64_t size = cfg->min_bytes; size <= cfg->max_bytes; size = next_size(cfg, size)) {
@@ -296,10 +301,10 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
     if (cfg->compare_direct && !zb_dev_mem_is_host(ctx->dev)) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct calls MPI on host buffers: --backend cpu only");
     }
-    zb_coll_ranks cr; /* collective: before anything local can fail */
-    zb_status st = zb_coll_ranks_init(ctx, &cr);
+    zb_time_ranks cr; /* collective: before anything local can fail */
+    zb_status st = zb_time_ranks_init(ctx, &cr, 2);
     if (st != ZB_OK) {
-        zb_coll_ranks_free(&cr);
+        zb_time_ranks_free(&cr);
         return st;
     }
     void *buf_a = NULL, *buf_b = NULL;
@@ -322,9 +327,9 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
         }
         fprintf(ctx->out, "# Avg bus bandwidth    : %.3f GB/s\n",
                 n_rows ? busbw_sum / n_rows : 0.0);
-        zb_coll_ranks_print(&cr, ctx->out);
+        zb_time_ranks_print(&cr, ctx->out);
     }
-    zb_coll_ranks_free(&cr);
+    zb_time_ranks_free(&cr);
     zb_rows_free(t);
     zb_dev_free(ctx->dev, buf_b);
     zb_dev_free(ctx->dev, buf_a);

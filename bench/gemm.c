@@ -23,6 +23,8 @@
 #include "metrics.h"
 #include "rng.h"
 #include "row.h"
+#include "test_hook.h"
+#include "time_ranks.h"
 
 #define GEMM_SAMPLES 64
 
@@ -130,8 +132,14 @@ static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *sec
     zb_op_info info = {ZB_OP_COMPUTE, "gemm", -1, 0, zb_gemm_flops((double)g->m, (double)g->n, (double)g->k)};
     for (int64_t i = 0; i < cfg->warmup_iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
     ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
+    double delay_ms = 0.0; /* the test hook (test_hook.h); gemm_run checked its syntax */
+    ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &delay_ms));
     int64_t t0 = zb_dev_now_ns(ctx->dev); /* virtual time on the sim */
     for (int64_t i = 0; i < cfg->iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
+    if (delay_ms > 0 && ctx->dev->ops->launch_host) {
+        zb_op_info d = {ZB_OP_COMPUTE, "test_delay", -1, 0, 0};
+        ZB_TRY(ctx->dev->ops->launch_host(ctx->compute, zb_test_delay_sleep, &delay_ms, NULL, &d));
+    }
     ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
     *seconds = (double)(zb_dev_now_ns(ctx->dev) - t0) / 1e9 / (double)cfg->iters;
     return ZB_OK;
@@ -148,11 +156,11 @@ static zb_status time_direct(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *s
 /* One shape's row: the table row and its JSON run (row.h). direct_title:
  * the group title over the direct columns; NULL: none. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, double sec, double pct,
-                         int64_t wrong, double direct_s, const char *direct_title) {
+                         int64_t wrong, double direct_s, const char *direct_title, zb_time_ranks *tr) {
     char shape[96];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
-    zb_field f[20] = {
+    zb_field f[24] = {
         {.key = "bench", .kind = ZB_FIELD_TEXT, .s = "gemm"},
         {.key = "name", .tables = 1, .header = "name", .left = true, .kind = ZB_FIELD_TEXT, .s = s->name},
         {.key = "shape", .kind = ZB_FIELD_TEXT, .s = shape},
@@ -186,7 +194,15 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, d
         f[n++] = time;
         f[n++] = over;
     }
-    return zb_rows_add(out, f, n, 1);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s", s->name, shape);
+    const char *const whats[1] = {what};
+    const unsigned runs[1] = {1u};
+    int k = 0;
+    ZB_TRY(zb_time_ranks_fields(tr, ctx, runs, whats, &f[n], &k));
+    zb_status st = zb_rows_add(out, f, n + k, 1);
+    zb_time_ranks_row_done(tr);
+    return st;
 }
 
 /* Copies n fp32 host values to device buffer dst as `dtype`, rounding the
@@ -225,8 +241,8 @@ static zb_status download(zb_bench_ctx *ctx, float *host, const void *src, size_
 }
 
 /* Allocates, fills and uploads A and B; times; checks; frees. */
-static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *sec, int64_t *wrong,
-                               double *direct_s) {
+static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *sec, double *local_s,
+                               int64_t *wrong, double *direct_s) {
     const zb_config *cfg = ctx->cfg;
     zb_dtype dtype = cfg->dtype;
     size_t e = zb_dtype_size(dtype);
@@ -245,10 +261,10 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
         st = upload(ctx, b.a, h.a, na, dtype);
     }
     if (st == ZB_OK) st = upload(ctx, b.b, h.b, nb, dtype);
-    if (st == ZB_OK) st = time_gemm(ctx, &g, sec);
+    if (st == ZB_OK) st = time_gemm(ctx, &g, local_s);
     bool check = cfg->check && zb_dev_holds_data(ctx->dev); /* the sim holds none */
     if (st == ZB_OK && check) st = download(ctx, h.c, b.c, nc, dtype);
-    if (st == ZB_OK) st = zb_bench_reduce_time(ctx, *sec, sec);
+    if (st == ZB_OK) st = zb_bench_reduce_time(ctx, *local_s, sec);
     if (st == ZB_OK && check) {
         st = zb_bench_sum(ctx, check_sampled(s, &h, dtype, 77 + (uint64_t)ctx->topo.rank), wrong);
     }
@@ -262,6 +278,7 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
             if (harness && r == 0) continue;
             double local = 0.0, t = 0.0;
             st = harness ? time_gemm(ctx, &g, &local) : time_direct(ctx, &g, &local);
+            if (st == ZB_OK && harness && local < *local_s) *local_s = local;
             if (st == ZB_OK) st = zb_bench_reduce_time(ctx, local, &t);
             double *best = harness ? sec : direct_s;
             if (st == ZB_OK && t < *best) *best = t;
@@ -276,14 +293,16 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
     return st;
 }
 
-static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_rows *t, const char *direct_title) {
-    double sec = 0.0, direct_s = 0.0;
+static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_rows *t, const char *direct_title,
+                           zb_time_ranks *tr) {
+    double sec = 0.0, local_s = 0.0, direct_s = 0.0;
     int64_t wrong = -1;
-    ZB_TRY(measure_shape(ctx, s, &sec, &wrong, &direct_s));
+    ZB_TRY(measure_shape(ctx, s, &sec, &local_s, &wrong, &direct_s));
+    ZB_TRY(zb_time_ranks_gather(tr, ctx, 0, local_s * 1e6));
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
     double pct = ctx->peak_flops > 0 ? 100.0 * flops / sec / ctx->peak_flops : NAN;
     if (wrong > 0) ctx->wrong += wrong;
-    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title);
+    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title, tr);
 }
 
 static zb_status gemm_run(zb_bench_ctx *ctx) {
@@ -299,13 +318,17 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
         return ZB_FAIL(ZB_ERR_INVALID, "--compare-direct: the %s backend has no direct GEMM baseline",
                        be->name);
     }
+    double delay_ms = 0.0;
+    ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &delay_ms)); /* a bad hook value fails on every rank */
     gemm_shape shapes[ZB_MAX_SHAPES];
     zb_status st;
     int n = collect_shapes(ctx, shapes, ZB_MAX_SHAPES, &st);
     ZB_TRY(st);
-    zb_rows *t = zb_rows_new(ctx->report, 1);
-    if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
-    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t, direct_title);
+    zb_time_ranks tr; /* collective: before anything local can fail */
+    st = zb_time_ranks_init(ctx, &tr, 1);
+    zb_rows *t = st == ZB_OK ? zb_rows_new(ctx->report, 1) : NULL;
+    if (st == ZB_OK && !t) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
+    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t, direct_title, &tr);
     if (st == ZB_OK && ctx->out) {
         fprintf(ctx->out, "# peak %.2f GFLOP/s per rank (%s)\n", ctx->peak_flops / 1e9, ctx->peak_source);
         zb_rows_print(t, 0, ctx->out, "#");
@@ -314,8 +337,10 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
         } else {
             fprintf(ctx->out, "# Wrong sampled entries : %lld %s\n", (long long)ctx->wrong, ctx->wrong ? "FAILED" : "OK");
         }
+        zb_time_ranks_print(&tr, ctx->out);
     }
-    zb_rows_free(t);
+    zb_time_ranks_free(&tr);
+    if (t) zb_rows_free(t);
     return st;
 }
 

@@ -24,12 +24,11 @@
  * dtype they are given (param dtype for gathers, grad dtype for reductions).
  * NVTX ranges ("unit <u> forward", ...) mark what the host issues, so an
  * Nsight Systems timeline reads like zerobench's own trace. */
-#include <math.h>
-#include <time.h>
 
 #include "data.h"
 #include "engine_impl.h"
 #include "nvtx.h"
+#include "test_hook.h"
 
 static const zb_device_ops *ops(const zb_engine *e) { return e->dev->ops; }
 static bool is_sync(const zb_engine *e) { return e->cfg.mode == ZB_MODE_SYNC; }
@@ -262,19 +261,11 @@ static zb_status load_batch(zb_engine *e, int step) {
 
 /* The test hook's delay (test_delay_ms): a sleep recorded as compute on
  * the compute stream, so the rank is slow as a slow device would be. */
-static zb_status test_delay_run(void *arg) {
-    double ms = *(const double *)arg;
-    struct timespec ts = {(time_t)(ms / 1e3), (long)(fmod(ms, 1e3) * 1e6)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-    return ZB_OK;
-}
-
 static zb_status issue_test_delay(zb_engine *e) {
     if (!(e->cfg.test_delay_ms > 0)) return ZB_OK;
     zb_op_info info = {ZB_OP_COMPUTE, "test_delay", -1, 0, 0};
-    if (ops(e)->launch_host) return ops(e)->launch_host(e->cs, test_delay_run, &e->cfg.test_delay_ms, NULL, &info);
-    return test_delay_run(&e->cfg.test_delay_ms); /* no host ops: the host is late to issue instead */
+    if (ops(e)->launch_host) return ops(e)->launch_host(e->cs, zb_test_delay_sleep, &e->cfg.test_delay_ms, NULL, &info);
+    return zb_test_delay_sleep(&e->cfg.test_delay_ms); /* no host ops: the host is late to issue instead */
 }
 
 static zb_status issue_step(zb_engine *e, int step) {

@@ -1,16 +1,13 @@
 /* The ZB_TEST_DELAY_COMM test hook's delay (see comm_delay.h). */
 #include "comm_delay.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <time.h>
 
 #include "test_hook.h"
 
 static pthread_once_t delay_once = PTHREAD_ONCE_INIT;
 static int delay_rank = -1; /* written once, under delay_once */
-static int64_t delay_ns;
+static double delay_ms;
 
 static void delay_read(void) {
     int r = -1;
@@ -20,15 +17,7 @@ static void delay_read(void) {
         r = -1;
     }
     delay_rank = r;
-    delay_ns = (int64_t)(ms * 1e6);
-}
-
-static zb_status delay_run(void *arg) {
-    int64_t ns = *(const int64_t *)arg;
-    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-    return ZB_OK;
+    delay_ms = ms;
 }
 
 zb_status zb_comm_delay_issue(zb_comm *c, zb_stream *s, const char *label, int unit) {
@@ -39,5 +28,5 @@ zb_status zb_comm_delay_issue(zb_comm *c, zb_stream *s, const char *label, int u
                        ZB_TEST_DELAY_COMM_ENV, c->dev->ops->name, label);
     }
     zb_op_info info = {ZB_OP_COPY, "test_delay_comm", unit, 0, 0.0};
-    return c->dev->ops->launch_host(s, delay_run, &delay_ns, NULL, &info);
+    return c->dev->ops->launch_host(s, zb_test_delay_sleep, &delay_ms, NULL, &info);
 }

@@ -1,11 +1,14 @@
 /* The test hooks' one reader (test_hook.h). */
 #include "test_hook.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "parse.h"
 
@@ -52,5 +55,13 @@ zb_status zb_test_delay_ms(int rank, double *ms) {
     double d = 0;
     ZB_TRY(zb_test_delay_parse(v, &r, &d));
     if (r == rank) *ms = d;
+    return ZB_OK;
+}
+
+zb_status zb_test_delay_sleep(void *ms_ptr) {
+    double ms = *(const double *)ms_ptr;
+    struct timespec ts = {(time_t)(ms / 1e3), (long)(fmod(ms, 1e3) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
     return ZB_OK;
 }

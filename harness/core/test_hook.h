@@ -5,8 +5,8 @@
  *
  * ZB_TEST_DELAY_RANK=R:MS  rank R adds MS milliseconds of compute to each
  *     step (the step's engine issues a sleeping op on its compute stream,
- *     recorded as compute): a straggler the report must name. Unset or
- *     empty: no delay.
+ *     recorded as compute) and to each timed loop of gemm: a straggler the
+ *     report must name. Unset or empty: no delay.
  * ZB_TEST_DELAY_COMM=R:MS  rank R reaches every collective it issues (not
  *     barriers) MS milliseconds late: the comm front end enqueues a sleeping
  *     op (kind copy, label "test_delay_comm") on the collective's stream
@@ -32,6 +32,11 @@ zb_status zb_test_delay_parse(const char *value, int *rank, double *ms);
 /* The delay in ms this rank's steps take from ZB_TEST_DELAY_RANK (0 when it
  * is unset, empty or names another rank); ZB_ERR_INVALID on a bad value. */
 zb_status zb_test_delay_ms(int rank, double *ms);
+
+/* Sleeps *(const double *)ms_ptr milliseconds (signals do not cut it
+ * short): the host op the hooks enqueue, so the delay lands in the stream's
+ * order as a slow op would. Always ZB_OK. */
+zb_status zb_test_delay_sleep(void *ms_ptr);
 
 #define ZB_TEST_DELAY_COMM_ENV "ZB_TEST_DELAY_COMM"
 /* ZB_TEST_DELAY_COMM's rank and delay, the same syntax as ZB_TEST_DELAY_RANK;

@@ -8,7 +8,8 @@
 # ranks, the step time (max over ranks per step) is no less than any rank's,
 # and each straggler's median is the median of its metric over the ranks.
 # The step's reading is printed and in the JSON. A collective run carries
-# per-rank times whose mean is its time (-a 1). Bad --straggler-pct or hook
+# per-rank times whose mean is its time (-a 1); so does a 3-rank gemm run,
+# whose hook-delayed rank 1 is named for each shape. Bad --straggler-pct or hook
 # values end with exit 2 and no output file. Nothing asserts that a run
 # without the hook has no straggler (that is the machine's noise).
 set -u
@@ -24,6 +25,13 @@ check grep -q "^# reading, stage 3: " "$tmp/d.out"
 mpirun --oversubscribe -np 2 "$ZB" allgather -b 1K -e 4K -f 4 -n 5 -w 1 --straggler-pct 25 \
   --json "$tmp/c.json" >"$tmp/c.out" 2>&1
 check [ $? -eq 0 ]
+# gemm: the hook adds 40 ms to each of rank 1's timed loops (10 ms an
+# iteration against microseconds), so rank 1 is named for every shape.
+ZB_TEST_DELAY_RANK=1:40 mpirun --oversubscribe -np 3 -x ZB_TEST_DELAY_RANK "$ZB" gemm --shape 64x64x64 \
+  --shape 33x17x9 -n 4 -w 1 -a 1 --json "$tmp/g.json" >"$tmp/g.out" 2>&1
+check [ $? -eq 0 ]
+check grep -q "^# straggler, shape0 64x64x64: rank 1 on " "$tmp/g.out"
+check grep -q "^# straggler, shape1 33x17x9: rank 1 on " "$tmp/g.out"
 python3 - "$tmp" <<'PY' || fail=1
 import json, statistics, sys
 from zbcheck import check, finish
@@ -67,6 +75,14 @@ for r in coll:
     check(abs(mean - r["metrics"]["time_us"]) <= 1e-9 * mean, f"time_us {r['metrics']['time_us']} = mean {mean}")
     check(r["straggler_pct"] == 25.0 and isinstance(r["stragglers"], list), "collective straggler fields")
     check(all(s["metric"] == "time_us" and abs(s["deviation_pct"]) > 25 for s in r["stragglers"]), "beyond 25 %")
+for r in json.load(open(f"{d}/g.json"))["runs"]:
+    pr = r["per_rank"]
+    check([e["rank"] for e in pr] == [0, 1, 2], f"gemm {r['shape']}: per_rank")
+    mean = sum(e["time_us"] for e in pr) / 3
+    check(abs(mean - r["metrics"]["time_us"]) <= 1e-9 * mean, f"gemm time_us {r['metrics']['time_us']} = mean {mean}")
+    check(pr[1]["time_us"] > 4 * max(pr[0]["time_us"], pr[2]["time_us"]), f"gemm {r['shape']}: rank 1 delayed {pr}")
+    check(any(s["rank"] == 1 and s["metric"] == "time_us" and s["deviation_pct"] > 100 for s in r["stragglers"]),
+          f"gemm {r['shape']}: rank 1 named {r['stragglers']}")
 finish()
 PY
 
