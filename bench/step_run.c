@@ -146,16 +146,20 @@ void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats
 }
 
 /* The run's tracer losses over all ranks (collective: every rank takes
- * part, a rank without a tracer with zeros): null only where none ran. */
+ * part, a rank without a tracer with zeros): null only where none ran.
+ * The harness trace's dropped records (out->dropped_records, this rank's
+ * on entry) are summed over the ranks too. */
 static zb_status tracer_window(zb_bench_ctx *ctx, bool ran, const zb_tracer_stats *before, zb_step_stats *out) {
     zb_tracer_stats after, w;
     memset(&w, 0, sizeof w);
     if (ran && zb_step_tracer_read(&ctx->backends, &after)) zb_tracer_stats_window(before, &after, &w);
     else ran = false;
-    uint64_t mine[5] = {ran ? 1u : 0u, w.records_dropped, w.zero_timestamps, w.inverted, w.buffer_errors};
-    uint64_t all[5];
-    ZB_TRY(zb_mpi_allreduce_bounded(mine, all, 5, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD,
-                                    "summing the device tracer's losses", ctx->cfg->timeout_s));
+    uint64_t mine[6] = {ran ? 1u : 0u, w.records_dropped, w.zero_timestamps, w.inverted, w.buffer_errors,
+                        (uint64_t)out->dropped_records};
+    uint64_t all[6];
+    ZB_TRY(zb_mpi_allreduce_bounded(mine, all, 6, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD,
+                                    "summing the trace's losses", ctx->cfg->timeout_s));
+    out->dropped_records = (size_t)all[5];
     out->tracer_ran = all[0] > 0;
     out->tracer.name = w.name ? w.name : "the device tracer";
     memcpy(out->tracer.note, w.note, sizeof out->tracer.note); /* this rank's */
@@ -403,6 +407,7 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
     if (st == ZB_OK) {
         prefetch_out->tracer_ran = sync_out->tracer_ran;
         prefetch_out->tracer = sync_out->tracer;
+        prefetch_out->dropped_records = sync_out->dropped_records; /* the one run's, summed */
         st = summarize(ctx, plan, &ps[0], sync_out);
     }
     if (st == ZB_OK) st = summarize(ctx, plan, &ps[1], prefetch_out);
