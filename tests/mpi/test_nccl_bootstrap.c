@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     zb_status st = zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &bad, 60.0, id);
     ZB_CHECK(st == ZB_ERR_MPI);
     const char *msg = zb_error_message();
-    char want[64];
+    char want[96];
     snprintf(want, sizeof want, "rank %d: rank 0 could not create the NCCL unique id", rank);
     ZB_CHECK_MSG(strstr(msg, want) != NULL, "message: %s", msg);
     ZB_CHECK_MSG(strstr(msg, "fake ncclGetUniqueId failed: no network (seed 42)") != NULL,
@@ -99,6 +99,24 @@ int main(int argc, char **argv) {
     fake_maker again = {0, 9u, false};
     ZB_CHECK_OK(zb_nccl_bcast_id(MPI_COMM_WORLD, make_fake, &again, 60.0, id));
     ZB_CHECK(id_is(id, 9u));
+
+    /* The GPU check: distinct ids pass; unknown ("") ids match nothing;
+     * when the last rank holds rank 0's GPU every rank refuses alike,
+     * naming the pair and the id. */
+    char gpu[ZB_NCCL_GPU_ID_BYTES];
+    snprintf(gpu, sizeof gpu, "GPU-fake-%d", rank);
+    ZB_CHECK_OK(zb_nccl_check_gpus(MPI_COMM_WORLD, gpu, 60.0));
+    ZB_CHECK_OK(zb_nccl_check_gpus(MPI_COMM_WORLD, "", 60.0));
+    snprintf(gpu, sizeof gpu, "GPU-fake-%d", rank == n - 1 ? 0 : rank);
+    st = zb_nccl_check_gpus(MPI_COMM_WORLD, gpu, 60.0);
+    if (n > 1) {
+        ZB_CHECK(st == ZB_ERR_UNSUPPORTED);
+        snprintf(want, sizeof want, "rank %d: ranks 0 and %d share GPU GPU-fake-0;", rank, n - 1);
+        ZB_CHECK_MSG(strstr(zb_error_message(), want) != NULL, "message: %s", zb_error_message());
+        ZB_CHECK(strstr(zb_error_message(), "--comm mpi") != NULL);
+    } else {
+        ZB_CHECK_OK(st);
+    }
 
     /* Every rank's verdict: rank 0 reports for all. */
     int failures = zb_test_failures, total = 0;

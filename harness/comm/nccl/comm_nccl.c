@@ -404,6 +404,21 @@ zb_status zb_comm_nccl_create(zb_device *dev, zb_stream *const *streams, int n_s
     }
     int rank = c->base.rank, n = c->base.n_ranks;
 
+    zb_cuda_meminfo mi;
+    memset(&mi, 0, sizeof mi);
+    if (zb_device_cuda_meminfo(dev, &mi) != ZB_OK) {
+        mi.uuid[0] = '\0'; /* unknown: the check passes it, NCCL's init judges */
+        zb_error_clear();
+    }
+    st = zb_nccl_check_gpus(MPI_COMM_WORLD, mi.uuid, c->base.cfg.timeout_s);
+    if (st != ZB_OK) {
+        char msg[ZB_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%s", zb_error_message());
+        nccl_destroy(&c->base);
+        zb_error_adopt(st, msg);
+        return st;
+    }
+
     unsigned char id_bytes[ZB_NCCL_ID_BYTES];
     st = zb_nccl_bcast_id(MPI_COMM_WORLD, make_unique_id, NULL, c->base.cfg.timeout_s, id_bytes);
     if (st != ZB_OK) {

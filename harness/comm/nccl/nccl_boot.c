@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi_wait.h"
@@ -59,4 +60,29 @@ void zb_nccl_version_text(int code, char *out, size_t out_size) {
         patch = code % 100;
     }
     snprintf(out, out_size, "%d.%d.%d", major, minor, patch);
+}
+
+zb_status zb_nccl_check_gpus(MPI_Comm comm, const char *gpu_id, double timeout_s) {
+    int n = 0, world_rank = 0;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    char mine[ZB_NCCL_GPU_ID_BYTES];
+    memset(mine, 0, sizeof mine);
+    snprintf(mine, sizeof mine, "%s", gpu_id ? gpu_id : "");
+    char *ids = (char *)calloc((size_t)n, ZB_NCCL_GPU_ID_BYTES);
+    /* Not agreed on: this rank's failure ends the job (main aborts). */
+    if (!ids) return ZB_FAIL(ZB_ERR_NOMEM, "rank %d: out of memory gathering %d ranks' GPU ids", world_rank, n);
+    zb_status st = zb_mpi_allgather_bounded(mine, ids, ZB_NCCL_GPU_ID_BYTES, MPI_CHAR, comm,
+                                            "gathering the ranks' GPU ids", timeout_s);
+    /* The same ids on every rank, so the same verdict. */
+    for (int a = 0; a < n && st == ZB_OK; a++) {
+        const char *ia = ids + (size_t)a * ZB_NCCL_GPU_ID_BYTES;
+        for (int b = a + 1; b < n && ia[0] && st == ZB_OK; b++) {
+            if (strncmp(ia, ids + (size_t)b * ZB_NCCL_GPU_ID_BYTES, ZB_NCCL_GPU_ID_BYTES) != 0) continue;
+            st = ZB_FAIL(ZB_ERR_UNSUPPORTED, "rank %d: ranks %d and %d share GPU %.*s; NCCL needs one GPU per "
+                         "rank (--comm mpi lets ranks share a GPU)", world_rank, a, b, ZB_NCCL_GPU_ID_BYTES - 1, ia);
+        }
+    }
+    free(ids);
+    return st;
 }

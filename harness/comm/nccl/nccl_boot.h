@@ -34,6 +34,18 @@ typedef zb_status (*zb_nccl_make_id_fn)(void *ctx, unsigned char id[ZB_NCCL_ID_B
 zb_status zb_nccl_bcast_id(MPI_Comm comm, zb_nccl_make_id_fn make_id, void *ctx, double timeout_s,
                            unsigned char id[ZB_NCCL_ID_BYTES]);
 
+#define ZB_NCCL_GPU_ID_BYTES 64
+
+/* COLLECTIVE over `comm`: gathers every rank's GPU id (`gpu_id`, a string:
+ * the UUID; "" when unknown, which matches nothing) and refuses, on every
+ * rank alike, a job in which two ranks hold the same GPU, which NCCL
+ * cannot run: ZB_ERR_UNSUPPORTED, "rank R: ranks A and B share GPU <id>;
+ * NCCL needs one GPU per rank (--comm mpi lets ranks share a GPU)", A < B
+ * the first such pair. ZB_ERR_TIMEOUT after timeout_s when a rank never
+ * joins (the job must end). Checked before NCCL's own init, whose refusal
+ * would differ from rank to rank. */
+zb_status zb_nccl_check_gpus(MPI_Comm comm, const char *gpu_id, double timeout_s);
+
 /* NCCL_VERSION_CODE (or ncclGetVersion's result) as "major.minor.patch":
  * codes below 10000 are major*1000 + minor*100 + patch (NCCL <= 2.8), others
  * major*10000 + minor*100 + patch. A negative code reads "unknown". */
