@@ -237,11 +237,14 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
     char layout[160];
     zb_topology_describe(t, layout, sizeof layout);
     fprintf(ctx->out, "# zerobench %s (%s) %s\n", ZB_VERSION, ZB_GIT_DESCRIBE, zb_command_name(cfg->command));
-    fprintf(ctx->out, "# backend %s, comm %s: %s\n", ctx->backends.device->name, ctx->backends.comm->name,
+    /* On the sim the MPI job is only the process that runs the model: say
+     * so, so that its "1 ranks" is not read as the modelled cluster's. */
+    const char *job = ctx->backends.device->simulated ? "the MPI job running the simulation: " : "";
+    fprintf(ctx->out, "# backend %s, comm %s: %s%s\n", ctx->backends.device->name, ctx->backends.comm->name, job,
             layout);
     if (ctx->backends.device->simulated) print_simulated(ctx);
     if (ctx->backends.note[0]) fprintf(ctx->out, "# %s\n", ctx->backends.note);
-    fprintf(ctx->out, "# ranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", t->n_ranks,
+    fprintf(ctx->out, "# %sranks %d nodes %d ranks-per-node %d, %d BLAS thread(s) per rank\n", job, t->n_ranks,
             t->n_nodes, t->local_size, ctx->blas_threads);
     if (ctx->bench->flags & ZB_BENCH_SWEEP_HEADER) {
         fprintf(ctx->out, "# dtype %s, iters %lld, warmup %lld, check %d, average %d, timeout %g s\n",
