@@ -11,7 +11,7 @@
  * of the rank count), alternating between the two streams the comm was
  * created for; the sent-bytes counters against comm.h's formula; a barrier;
  * a collective on a stream the comm does not know is refused with
- * ZB_ERR_INVALID naming the stream. Run with 1, 2 and 4 ranks. Argument:
+ * ZB_ERR_INVALID naming the stream. Run with 1, 2, 3 and 4 ranks. Argument:
  * one device backend name to check alone (exit 77 when it cannot run
  * here). Backend-specific checks stay in tests/mpi/test_collectives_staged.c
  * and tests/gpu/test_comm_*.c. */
