@@ -19,10 +19,11 @@ static const char *mode_name(zb_step_mode m) { return m == ZB_MODE_SYNC ? "sync"
 static const struct {
     int fig;
     zb_deviation how;
+    zb_worse worse;
 } judged[] = {
-    {ZB_STEP_RANK_STEP, ZB_DEVIATION_RELATIVE},
-    {ZB_STEP_RANK_COMPUTE, ZB_DEVIATION_RELATIVE},
-    {ZB_STEP_RANK_OVERLAP, ZB_DEVIATION_POINTS},
+    {ZB_STEP_RANK_STEP, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER},
+    {ZB_STEP_RANK_COMPUTE, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER},
+    {ZB_STEP_RANK_OVERLAP, ZB_DEVIATION_POINTS, ZB_WORSE_LOWER},
 };
 #define N_JUDGED (sizeof judged / sizeof judged[0])
 
@@ -35,7 +36,7 @@ int zb_step_stragglers(const zb_step_stats *r, double threshold_pct, zb_straggle
     int found = 0;
     for (size_t j = 0; j < N_JUDGED; j++) {
         for (int q = 0; q < r->n_ranks; q++) v[q] = r->per_rank[(size_t)q * ZB_STEP_RANK_FIGS + (size_t)judged[j].fig];
-        found += zb_stragglers_find(zb_step_rank_keys[judged[j].fig], v, r->n_ranks, judged[j].how, threshold_pct,
+        found += zb_stragglers_find(zb_step_rank_keys[judged[j].fig], v, r->n_ranks, judged[j].how, judged[j].worse, threshold_pct,
                                     out, cap, n_out);
     }
     if (v != col) free(v);

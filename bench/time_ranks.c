@@ -42,7 +42,7 @@ zb_status zb_time_ranks_fields(zb_time_ranks *cr, const zb_bench_ctx *ctx, const
         const double *us = cr->rank_us + (size_t)ip * (size_t)cr->n_ranks;
         zb_straggler s[ZB_RUN_STRAGGLERS_MAX];
         int n_s = 0;
-        zb_stragglers_find("time_us", us, cr->n_ranks, ZB_DEVIATION_RELATIVE, ctx->cfg->straggler_pct, s,
+        zb_stragglers_find("time_us", us, cr->n_ranks, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, ctx->cfg->straggler_pct, s,
                            ZB_RUN_STRAGGLERS_MAX, &n_s);
         zb_rank_figs figs = {cr->n_ranks, 1, time_key, us, cr->places};
         json_t *per_rank = zb_rank_figs_json(&figs), *strag = zb_stragglers_json(s, n_s, cr->places);

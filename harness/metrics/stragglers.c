@@ -26,7 +26,7 @@ double zb_deviation_of(double value, double median, zb_deviation how) {
     return 100.0 * (value - median) / median;
 }
 
-int zb_stragglers_find(const char *metric, const double *v, int n_ranks, zb_deviation how,
+int zb_stragglers_find(const char *metric, const double *v, int n_ranks, zb_deviation how, zb_worse worse,
                        double threshold_pct, zb_straggler *out, int cap, int *n_out) {
     if (!v || n_ranks < 2) return 0;
     double med = zb_rank_median(v, n_ranks);
@@ -34,6 +34,7 @@ int zb_stragglers_find(const char *metric, const double *v, int n_ranks, zb_devi
     for (int r = 0; r < n_ranks; r++) {
         double d = zb_deviation_of(v[r], med, how);
         if (isnan(d) || !(fabs(d) > threshold_pct)) continue;
+        if (n_ranks == 2 && (worse == ZB_WORSE_HIGHER ? d < 0 : d > 0)) continue; /* the better of two */
         found++;
         if (out && n_out && *n_out < cap) {
             zb_straggler s = {r, metric, v[r], med, d};

@@ -4,8 +4,10 @@
  * A straggler is a rank whose figure deviates from the median over ranks
  * by more than a threshold (--straggler-pct, default 10): a time by more
  * than that many percent of the median, a percentage (overlap) by more than
- * that many percentage points. Either direction counts; the deviation's
- * sign says which. NaN figures (not measured) are neither counted in the
+ * that many percentage points. Either direction counts (the deviation's
+ * sign says which), except with exactly two ranks: their median is their
+ * mean, so both deviate by the same amount, and only the worse one is named
+ * (the slower time, the lower overlap). NaN figures (not measured) are neither counted in the
  * median nor flagged; a time whose median is not positive has no relative
  * deviation and flags no one. Pure functions: no MPI, no I/O. */
 #ifndef ZB_STRAGGLERS_H
@@ -28,6 +30,12 @@ typedef enum zb_deviation {
     ZB_DEVIATION_POINTS,       /* v - median: figures that are percentages already */
 } zb_deviation;
 
+/* Which side of the median is the bad one (what two ranks are judged by). */
+typedef enum zb_worse {
+    ZB_WORSE_HIGHER = 0, /* times */
+    ZB_WORSE_LOWER,      /* overlap */
+} zb_worse;
+
 typedef struct zb_straggler {
     int rank;
     const char *metric; /* the figure's JSON key ("step_time_ms"), not copied */
@@ -45,9 +53,10 @@ double zb_deviation_of(double value, double median, zb_deviation how);
 
 /* Appends to out[*n_out..cap) every rank r of v[0..n_ranks) whose
  * |deviation| exceeds threshold_pct, in rank order, with `metric` as its
- * name. Fewer than 2 ranks flag no one. Returns how many ranks deviated
- * (also those past cap, which are counted, not stored). */
-int zb_stragglers_find(const char *metric, const double *v, int n_ranks, zb_deviation how,
+ * name (two ranks: only the one on the `worse` side). Fewer than 2 ranks
+ * flag no one. Returns how many ranks deviated (also those past cap, which
+ * are counted, not stored). */
+int zb_stragglers_find(const char *metric, const double *v, int n_ranks, zb_deviation how, zb_worse worse,
                        double threshold_pct, zb_straggler *out, int cap, int *n_out);
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /* The step's per-rank notes (bench/step_notes.h) over synthetic runs of two
  * ranks at 42 % and 86 % overlap (a median of 64 % describes neither): both
- * are stragglers in points, the step time within 10 % is not; the JSON
+ * deviate by 22 points and only the lower, rank 0, is named (of two ranks,
+ * the worse one), the step time within 10 % is not; the JSON
  * fields carry per_rank (hosts, nodes, figures), the stragglers and the
  * stage's reading; the notes name each straggler with its host, and the
  * reading says the cores are shared where the backend entry says so. */
@@ -59,9 +60,8 @@ int main(void) {
     int n = 0;
     ZB_CHECK(zb_step_stragglers(&runs[0], 10.0, s, 8, &n) == 0 && n == 0);
     int found = zb_step_stragglers(&runs[1], 10.0, s, 8, &n);
-    ZB_CHECK_MSG(found == 2 && n == 2, "found %d", found);
+    ZB_CHECK_MSG(found == 1 && n == 1, "found %d", found);
     ZB_CHECK(s[0].rank == 0 && !strcmp(s[0].metric, "overlap_pct") && s[0].median == 64.0 && s[0].deviation_pct == -22.0);
-    ZB_CHECK(s[1].rank == 1 && s[1].deviation_pct == 22.0);
 
     char reading[512];
     zb_step_stage_reading(&ctx, runs, 2, 3, reading, sizeof reading);
@@ -72,7 +72,7 @@ int main(void) {
     ZB_CHECK_OK(zb_step_notes_fields(&ctx, &runs[1], reading, f, &n, &own));
     ZB_CHECK(n == 4 && !strcmp(f[0].key, "straggler_pct") && f[0].d == 10.0 && !strcmp(f[3].key, "reading"));
     const json_t *pr = own.per_rank, *st = own.stragglers;
-    ZB_CHECK(json_array_size(pr) == 2 && json_array_size(st) == 2);
+    ZB_CHECK(json_array_size(pr) == 2 && json_array_size(st) == 1);
     const json_t *r1 = json_array_get(pr, 1);
     ZB_CHECK(json_integer_value(json_object_get(r1, "rank")) == 1 &&
              !strcmp(json_string_value(json_object_get(r1, "host")), "hostB") &&
@@ -95,7 +95,7 @@ int main(void) {
         ZB_CHECK(fread(text, 1, (size_t)len, out) == (size_t)len);
         ZB_CHECK_MSG(strstr(text, "# straggler, stage 3 prefetch: rank 0 on hostA (node 0): overlap_pct 42.000 vs "
                                   "median 64.000 (-22.0 points)") != NULL, "%s", text);
-        ZB_CHECK_MSG(strstr(text, "rank 1 on hostB (node 1)") && strstr(text, "# reading, stage 3: Prefetch hid"),
+        ZB_CHECK_MSG(!strstr(text, "rank 1 on hostB (node 1)") && strstr(text, "# reading, stage 3: Prefetch hid"),
                      "%s", text);
         ZB_CHECK(strstr(text, "stage 3 sync: rank") == NULL); /* sync's ranks agree within 10 % */
         free(text);

@@ -43,27 +43,38 @@ static void test_find(void) {
     const double t[] = {10.0, 10.0, 15.0, 9.0, NAN};
     zb_straggler s[8];
     int n = 0;
-    int found = zb_stragglers_find("step_time_ms", t, 5, ZB_DEVIATION_RELATIVE, 10.0, s, 8, &n);
+    int found = zb_stragglers_find("step_time_ms", t, 5, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, 10.0, s, 8, &n);
     ZB_CHECK_MSG(found == 1 && n == 1, "found %d stored %d", found, n);
     ZB_CHECK(s[0].rank == 2 && s[0].value == 15.0 && s[0].median == 10.0 && s[0].deviation_pct == 50.0);
     ZB_CHECK(!strcmp(s[0].metric, "step_time_ms"));
     /* A lower threshold also names the fast rank, after the slow one's entry, in rank order. */
-    found = zb_stragglers_find("step_time_ms", t, 5, ZB_DEVIATION_RELATIVE, 5.0, s, 8, &n);
+    found = zb_stragglers_find("step_time_ms", t, 5, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, 5.0, s, 8, &n);
     ZB_CHECK(found == 2 && n == 3 && s[1].rank == 2 && s[2].rank == 3 && s[2].deviation_pct < 0);
-    /* Two ranks at 42 % and 86 % overlap: both 22 points from their median. */
+    /* Two ranks at 42 % and 86 % overlap: both 22 points from their
+     * median, and only the lower overlap is named; of two times, only the
+     * slower, whichever rank it is. */
     const double ov[] = {42.0, 86.0};
     n = 0;
-    found = zb_stragglers_find("overlap_pct", ov, 2, ZB_DEVIATION_POINTS, 10.0, s, 8, &n);
-    ZB_CHECK(found == 2 && n == 2 && s[0].deviation_pct == -22.0 && s[1].deviation_pct == 22.0);
-    /* The cap stores, the count counts. */
+    found = zb_stragglers_find("overlap_pct", ov, 2, ZB_DEVIATION_POINTS, ZB_WORSE_LOWER, 10.0, s, 8, &n);
+    ZB_CHECK(found == 1 && n == 1 && s[0].rank == 0 && s[0].deviation_pct == -22.0 && s[0].median == 64.0);
+    const double t2[] = {13.0, 10.0};
     n = 0;
-    found = zb_stragglers_find("overlap_pct", ov, 2, ZB_DEVIATION_POINTS, 10.0, s, 1, &n);
-    ZB_CHECK(found == 2 && n == 1);
+    found = zb_stragglers_find("time_us", t2, 2, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, 10.0, s, 8, &n);
+    ZB_CHECK_MSG(found == 1 && n == 1 && s[0].rank == 0 && s[0].deviation_pct > 10.0, "found %d", found);
+    const double t2b[] = {10.0, 13.0};
+    n = 0;
+    found = zb_stragglers_find("time_us", t2b, 2, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, 10.0, s, 8, &n);
+    ZB_CHECK(found == 1 && n == 1 && s[0].rank == 1);
+    /* The cap stores, the count counts (three ranks: both sides named). */
+    const double ov3[] = {42.0, 64.0, 86.0};
+    n = 0;
+    found = zb_stragglers_find("overlap_pct", ov3, 3, ZB_DEVIATION_POINTS, ZB_WORSE_LOWER, 10.0, s, 1, &n);
+    ZB_CHECK(found == 2 && n == 1 && s[0].rank == 0);
     /* One rank, or none measured: no one. */
     n = 0;
-    ZB_CHECK(zb_stragglers_find("time_us", t, 1, ZB_DEVIATION_RELATIVE, 0.0, s, 8, &n) == 0 && n == 0);
+    ZB_CHECK(zb_stragglers_find("time_us", t, 1, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, 0.0, s, 8, &n) == 0 && n == 0);
     const double nan2[] = {NAN, NAN};
-    ZB_CHECK(zb_stragglers_find("time_us", nan2, 2, ZB_DEVIATION_RELATIVE, 0.0, s, 8, &n) == 0 && n == 0);
+    ZB_CHECK(zb_stragglers_find("time_us", nan2, 2, ZB_DEVIATION_RELATIVE, ZB_WORSE_HIGHER, 0.0, s, 8, &n) == 0 && n == 0);
 }
 
 static void test_delay_hook(void) {
