@@ -156,7 +156,7 @@ static int allgather_start(const mpi_coll_op *op, MPI_Request *reqs, int *n_reqs
  * 1 MiB all-gather take milliseconds; never yielding while compute was idle
  * kept the host thread off both cores of a 2-core machine, so prefetch
  * could not issue its next gather before the running collective ended and
- * its overlap fell to 0 % (docs/design.md §10). */
+ * its overlap fell to 0 % (docs/design.md §10). poll_pause is that yield. */
 static void poll_pause(const mpi_comm *c, int64_t now, int64_t *spin_from) {
     /* This poll runs on a stream thread: it is one of the busy ones. */
     if (c->oversubscribed || zb_dev_host_busy_streams(c->base.dev) > 1 || now - *spin_from > ZB_MPI_SPIN_NS) {
@@ -179,6 +179,13 @@ static zb_mpi_poll poll_all(const mpi_comm *c, int n, MPI_Request *reqs, int64_t
         if (now > deadline_ns) return ZB_MPI_POLL_TIMED_OUT;
         poll_pause(c, now, &spin_from);
     }
+}
+
+/* The message of a collective that did not complete within --timeout. */
+static zb_status coll_timed_out(const mpi_coll_op *op) {
+    const mpi_comm *c = op->comm;
+    return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
+                   c->base.rank, zb_coll_name(op->kind), op->label, op->unit, c->base.cfg.timeout_s);
 }
 
 /* The ring reduce-scatter to its end: each step's pair polled as above,
@@ -220,10 +227,7 @@ static zb_status reducescatter_run(const mpi_coll_op *op) {
     zb_mpi_poll p = poll_ring(c, &ring, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc, &call);
     if (p == ZB_MPI_POLL_DONE) free(scratch);
     if (p == ZB_MPI_POLL_FAILED) return mpi_fail(rc, rank, call, op->label);
-    if (p == ZB_MPI_POLL_TIMED_OUT) {
-        return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
-                       rank, zb_coll_name(op->kind), op->label, op->unit, c->base.cfg.timeout_s);
-    }
+    if (p == ZB_MPI_POLL_TIMED_OUT) return coll_timed_out(op);
     return ZB_OK;
 }
 
@@ -253,10 +257,7 @@ static zb_status coll_run(void *arg) {
     zb_mpi_poll p = poll_all(c, n_reqs, reqs, zb_mpi_deadline_ns(c->base.cfg.timeout_s), &rc);
     if (p == ZB_MPI_POLL_DONE && reqs != &one) free(reqs);
     if (p == ZB_MPI_POLL_FAILED) return mpi_fail(rc, rank, "MPI_Test", op->label);
-    if (p == ZB_MPI_POLL_TIMED_OUT) {
-        return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: %s '%s' (unit %d) did not complete within %g s (--timeout)",
-                       rank, zb_coll_name(op->kind), op->label, op->unit, c->base.cfg.timeout_s);
-    }
+    if (p == ZB_MPI_POLL_TIMED_OUT) return coll_timed_out(op);
     return ZB_OK;
 }
 
