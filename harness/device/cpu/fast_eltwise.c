@@ -24,15 +24,8 @@
 #include "cpu_fast.h"
 #include "math_adamw.h"
 #include "math_rmsnorm.h"
+#include "vec_clones.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define ZB_VEC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef ZB_VEC_CLONES
-#define ZB_VEC_CLONES
-#endif
 
 #define ZB_LANES 16
 
