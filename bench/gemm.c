@@ -269,12 +269,13 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
         st = zb_bench_sum(ctx, check_sampled(s, &h, dtype, 77 + (uint64_t)ctx->topo.rank), wrong);
     }
     /* After the check's download (the direct run overwrites C): the
-     * direct call and the harness alternate, the first round's harness loop
-     * being the one above, and each side keeps its best round. */
+     * direct call and the harness alternate, even rounds the direct call
+     * first, odd rounds the harness (round 0's harness loop is the one
+     * above), and each side keeps its best round. */
     if (cfg->compare_direct) *direct_s = INFINITY;
     for (int64_t r = 0; st == ZB_OK && cfg->compare_direct && r < cfg->direct_rounds; r++) {
         for (int k = 0; k < 2 && st == ZB_OK; k++) {
-            bool harness = (k == 0) == (r % 2 == 1); /* round 0: the direct call only */
+            bool harness = r % 2 == 0 ? k == 1 : k == 0;
             if (harness && r == 0) continue;
             double local = 0.0, t = 0.0;
             st = harness ? time_gemm(ctx, &g, &local) : time_direct(ctx, &g, &local);
