@@ -27,7 +27,11 @@ ZB_VEC_CLONES static void add3_f32(float *restrict out, const float *restrict a,
 }
 
 /* bf16: added in fp32, rounded to nearest even (as the bf16 MPI_Op). */
-static void add_bf16(zb_bf16 *out, const zb_bf16 *a, const zb_bf16 *b, size_t n) {
+ZB_VEC_CLONES static void add_bf16(zb_bf16 *restrict acc, const zb_bf16 *restrict x, size_t n) {
+    for (size_t i = 0; i < n; i++) acc[i] = zb_f32_to_bf16(zb_bf16_to_f32(acc[i]) + zb_bf16_to_f32(x[i]));
+}
+ZB_VEC_CLONES static void add3_bf16(zb_bf16 *restrict out, const zb_bf16 *restrict a, const zb_bf16 *restrict b,
+                                    size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = zb_f32_to_bf16(zb_bf16_to_f32(a[i]) + zb_bf16_to_f32(b[i]));
 }
 
@@ -63,12 +67,13 @@ int zb_ring_rs_advance(zb_ring_rs *r, bool *done, const char **call) {
     char *got = scratch_block(r, s);
     const char *own = r->send + (size_t)mod(r->rank - s - 2, r->n) * block_bytes(r);
     char *out = last ? r->recv : got;
-    if (r->dtype == ZB_DTYPE_BF16) {
-        add_bf16((zb_bf16 *)out, (const zb_bf16 *)got, (const zb_bf16 *)own, r->count);
-    } else if (out == got) {
-        add_f32((float *)got, (const float *)own, r->count);
-    } else if (out == own) { /* the last step in place */
-        add_f32((float *)out, (const float *)got, r->count);
+    bool bf16 = r->dtype == ZB_DTYPE_BF16;
+    if (out == got || out == own) { /* a middle step, or the last in place */
+        const char *x = out == got ? own : got;
+        if (bf16) add_bf16((zb_bf16 *)out, (const zb_bf16 *)x, r->count);
+        else add_f32((float *)out, (const float *)x, r->count);
+    } else if (bf16) {
+        add3_bf16((zb_bf16 *)out, (const zb_bf16 *)got, (const zb_bf16 *)own, r->count);
     } else {
         add3_f32((float *)out, (const float *)got, (const float *)own, r->count);
     }
