@@ -327,6 +327,11 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
         }
         fprintf(ctx->out, "# Avg bus bandwidth    : %.3f GB/s\n",
                 n_rows ? busbw_sum / n_rows : 0.0);
+        if (cfg->compare_direct) {
+            fprintf(ctx->out, "# direct MPI: the better of the plain blocking and non-blocking calls; %lld rounds "
+                    "alternated with the out-of-place loop, each side's time its best round; overhead: best "
+                    "against best, median: of the rounds' paired overheads\n", (long long)cfg->direct_rounds);
+        }
         zb_time_ranks_print(&cr, ctx->out);
     }
     zb_time_ranks_free(&cr);

@@ -338,6 +338,10 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
         } else {
             fprintf(ctx->out, "# Wrong sampled entries : %lld %s\n", (long long)ctx->wrong, ctx->wrong ? "FAILED" : "OK");
         }
+        if (direct_title) {
+            fprintf(ctx->out, "# %s: %lld rounds alternated with the harness's loop, each side's time its best "
+                    "round\n", direct_title, (long long)ctx->cfg->direct_rounds);
+        }
         zb_time_ranks_print(&tr, ctx->out);
     }
     zb_time_ranks_free(&tr);
