@@ -133,7 +133,7 @@ EOF
         fail "out.csv is missing or has no data rows:"
         head -n 5 "$tmp/out.csv" 2>&1
     fi
-    if ls "$tmp"/*.tmp* >/dev/null 2>&1; then
+    if ls -A "$tmp" | grep -qE '\.tmp|\.zb-'; then
         fail "temporary files left behind: $(ls "$tmp")"
     fi
 fi

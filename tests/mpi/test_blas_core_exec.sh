@@ -10,6 +10,9 @@
 # header lines (openblas_get_corename() of each rank's process).
 set -u
 source "$(dirname "$0")/../lib.sh"
+# The runs below set OPENBLAS_CORETYPE themselves where they mean to; one
+# inherited from the caller's shell would clash with --blas-core.
+unset OPENBLAS_CORETYPE
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 G=(gemm --shape 67x45x53 --shape 128x96x80 -n 2 -w 1 --peak-gflops 10)

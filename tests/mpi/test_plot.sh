@@ -49,7 +49,7 @@ for k in kinds:
         if ok:
             check(open(p, "rb").read(4) == magic, f"{k}.{ext} starts with {magic!r}")
     check(os.path.isfile(f"{out}/{k}.dat"), f"{k}.dat written")
-check(not [f for f in os.listdir(out) if ".tmp" in f], "no temporary files left")
+check(not [f for f in os.listdir(out) if ".tmp" in f or ".zb-" in f], "no temporary files left")
 
 def blocks(path):
     """Data blocks (split at blank-line pairs): each a list of rows of fields, header row first."""
