@@ -5,7 +5,8 @@
  * Here: the meta's NCCL version; the refusals (zb_comm_nccl_wait on a
  * stream the comm does not know, a dtype NCCL is not given, a comm that is
  * not nccl); and the timeout path, twice: a stream blocked by a host
- * function makes zb_comm_nccl_wait give up after the comm's 1 s timeout,
+ * function makes zb_comm_nccl_wait give up after 1 s (the comm is created
+ * under 60 s, which also bounds NCCL's init, then lowered to 1 s),
  * abort the communicator, name the rank and the op and unit (the pending
  * collective's when one is queued), and refuse every later collective.
  * The block is released by a thread after at most 8 s whatever happens (a
@@ -90,10 +91,14 @@ static void check_timeout(env *e, bool queue_collective) {
     zb_stream *s = NULL;
     ZB_CHECK_OK(e->dev->ops->stream_create(e->dev, queue_collective ? "blocked2" : "blocked1", &s));
     if (!s) return;
-    zb_comm_config cc = {1.0};
+    /* Created with a generous timeout: it also bounds the non-blocking
+     * ncclCommInitRankConfig, which can take seconds in a VM. Only the
+     * deliberately blocked wait below gets 1 s (the wait reads cfg then). */
+    zb_comm_config cc = {60.0};
     zb_comm *comm = NULL;
     ZB_CHECK_OK(zb_comm_nccl_create(e->dev, &s, 1, &cc, &comm));
     if (!comm) return;
+    comm->cfg.timeout_s = 1.0;
     float *buf = NULL;
     if (!cuda_ok(cudaMalloc((void **)&buf, 4096), "cudaMalloc")) return;
     cudaStream_t cs = (cudaStream_t)zb_cuda_stream_handle(s);

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti_paths.h"
+
 #define ZB_CUPTI_BUFFER_BYTES ((size_t)8 << 20)
 #define ZB_CUPTI_BUFFER_ALIGN 64 /* CUPTI needs 8 */
 #define ZB_CUPTI_CLOCK_SAMPLES 16
@@ -101,17 +103,14 @@ const char *zb_cupti_clock_note(void) { return zb_cupti_g.clock_note; }
 
 static zb_status zb_cupti_load(void) {
     if (zb_cupti_g.loaded) return ZB_OK;
-    char soname[64];
-    snprintf(soname, sizeof soname, "libcupti.so.%d", CUDA_VERSION / 1000);
-    const char *candidates[] = {getenv("ZB_CUPTI_LIBRARY"), soname, "libcupti.so",
-                                "/usr/local/cuda/lib64/libcupti.so",
-                                "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !zb_cupti_g.lib; i++) {
-        if (candidates[i] && candidates[i][0]) zb_cupti_g.lib = dlopen(candidates[i], RTLD_NOW);
-    }
+    static char candidates[ZB_CUPTI_MAX_CANDIDATES][ZB_CUPTI_PATH_MAX];
+    int n = zb_cupti_candidates(getenv("ZB_CUPTI_LIBRARY"), getenv("CUDA_HOME"), CUDA_VERSION / 1000,
+                                candidates);
+    for (int i = 0; i < n && !zb_cupti_g.lib; i++) zb_cupti_g.lib = dlopen(candidates[i], RTLD_NOW);
     if (!zb_cupti_g.lib) {
         char what[160];
-        snprintf(what, sizeof what, "%s could not be loaded; set ZB_CUPTI_LIBRARY", soname);
+        snprintf(what, sizeof what, "libcupti.so.%d could not be loaded; set ZB_CUPTI_LIBRARY",
+                 CUDA_VERSION / 1000);
         return zb_cupti_unavailable(what);
     }
     zb_cupti_api *a = &zb_cupti_g.api;

@@ -44,7 +44,8 @@
  * it as tracer_note); a clock that cannot be converted makes the start fail
  * as unavailable CUPTI does.
  *
- * Environment: ZB_CUPTI_LIBRARY (a path to libcupti to load first);
+ * Environment: ZB_CUPTI_LIBRARY (a path to libcupti to load first; the
+ * other places tried are in cupti_paths.h; CUDA_HOME moves the toolkit's);
  * ZB_CUPTI_CLOCK=cupti keeps CUPTI's own clock (CLOCK_REALTIME on Linux)
  * instead of registering CLOCK_MONOTONIC as its timestamp source. */
 #ifndef ZB_CUPTI_TRACER_H
