@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "accept.h"
+#include "out_path.h"
 #include "results.h"
 #include "tool.h"
 #include "tool_run.h"
@@ -40,20 +41,6 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* An output file's folder must exist and be writable before anything runs. */
-static zb_status check_output(const char *flag, const char *path) {
-    char dir[1024];
-    if (!path[0]) return ZB_FAIL(ZB_ERR_INVALID, "%s: expected a file name", flag);
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0) {
-        return ZB_FAIL(ZB_ERR_INVALID, "%s %.64s: folder '%.64s' is missing or not writable", flag, path, dir);
-    }
-    return ZB_OK;
-}
-
 static zb_status parse_args(int argc, char **argv, accept_args *a) {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
@@ -66,7 +53,8 @@ static zb_status parse_args(int argc, char **argv, accept_args *a) {
         } else if (dst) {
             if (i + 1 >= argc) return ZB_FAIL(ZB_ERR_INVALID, "%s needs a file name", arg);
             *dst = argv[++i];
-            ZB_TRY(check_output(arg, *dst));
+            if (!(*dst)[0]) return ZB_FAIL(ZB_ERR_INVALID, "%s: expected a file name", arg);
+            ZB_TRY(zb_out_path_check(arg, *dst));
         } else if (arg[0] == '-') {
             return ZB_FAIL(ZB_ERR_INVALID, "unknown option '%.32s' (see zerobench accept --help)", arg);
         } else if (a->profile) {
@@ -76,7 +64,8 @@ static zb_status parse_args(int argc, char **argv, accept_args *a) {
         }
     }
     if (!a->help && !a->profile) return ZB_FAIL(ZB_ERR_INVALID, "expected a profile (see zerobench accept --help)");
-    return ZB_OK;
+    const zb_path_use uses[] = {{"--junit", a->junit, true}, {"--json", a->json, true}, {"PROFILE", a->profile, false}};
+    return zb_paths_distinct(uses, 3);
 }
 
 /* What a failed child said, for the check's reason: its last "zerobench:"

@@ -25,6 +25,7 @@
 #include "dtype.h"
 #include "parse.h"
 #include "profile.h"
+#include "out_path.h"
 #include "results.h"
 #include "tool.h"
 #include "tool_args.h"
@@ -92,28 +93,13 @@ static zb_status check_size(const char *flag, const char *text) {
     return ZB_OK;
 }
 
-static zb_status check_out(const char *path) {
-    char shown[72], dir[1024];
-    struct stat st;
-    if (!path[0] || strlen(path) >= sizeof dir || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
-        return ZB_FAIL(ZB_ERR_INVALID, "-o '%s': expected a file path", zb_results_shown_path(path, shown));
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == dir) slash[1] = '\0';
-    else *slash = '\0';
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        return ZB_FAIL(ZB_ERR_INVALID, "-o '%s': its folder does not exist or is not writable",
-                       zb_results_shown_path(path, shown));
-    }
-    return ZB_OK;
-}
-
 /* Everything that can be checked before anything runs. */
 static zb_status validate(calib_args *a) {
     char why[ZB_ERROR_MAX], shown[72];
-    ZB_TRY(check_out(a->out));
+    if (!a->out[0]) return ZB_FAIL(ZB_ERR_INVALID, "-o '': expected a file path");
+    ZB_TRY(zb_out_path_check("-o", a->out));
+    const zb_path_use uses[] = {{"-o", a->out, true}, {"--hw", a->hw, false}, {"--hostfile", a->hostfile, false}};
+    ZB_TRY(zb_paths_distinct(uses, 3));
     if (a->quick) {
         if (!a->gemm_min) a->gemm_min = "32";
         if (!a->gemm_max) a->gemm_max = "128";

@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "compare.h"
 #include "parse.h"
+#include "out_path.h"
 #include "results.h"
 #include "run_identity.h"
 #include "tool.h"
@@ -168,7 +169,9 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
     if (a->format != ZB_CMP_GITHUB && a->github_tool >= 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "--github-tool goes with --format github-benchmark");
     }
-    return ZB_OK;
+    ZB_TRY(zb_out_path_check("--output", a->output));
+    const zb_path_use uses[] = {{"--output", a->output, true}, {"BASE", a->files[0], false}, {"NEW", a->files[1], false}};
+    return zb_paths_distinct(uses, 3);
 }
 
 static double tolerance_of(const cmp_args *a, const zb_metric_def *m) {

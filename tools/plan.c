@@ -21,6 +21,7 @@
 #include "flops.h"
 #include "parse.h"
 #include "plan.h"
+#include "out_path.h"
 #include "results.h"
 #include "tool.h"
 #include "tool_args.h"
@@ -111,29 +112,6 @@ static zb_status parse_dtype(const char *flag, const char *text, zb_dtype *out) 
     char shown[72];
     if (zb_dtype_parse(text, out) != ZB_OK) {
         return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': accepted: bf16, float", flag, zb_results_shown_path(text, shown));
-    }
-    return ZB_OK;
-}
-
-/* --json's folder must exist and be writable before anything is printed. */
-static zb_status check_json_path(const char *path) {
-    char shown[72], dir[1024];
-    struct stat st;
-    if (!path[0] || strlen(path) >= sizeof dir) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--json '%s': expected a file path", zb_results_shown_path(path, shown));
-    }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--json '%s': is a folder; expected a file path",
-                       zb_results_shown_path(path, shown));
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == dir) slash[1] = '\0';
-    else *slash = '\0';
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--json '%s': its folder does not exist or is not writable",
-                       zb_results_shown_path(path, shown));
     }
     return ZB_OK;
 }
@@ -275,7 +253,13 @@ static zb_status check_cells(const zb_plan *p) {
 static zb_status build(const plan_args *a, zb_plan *p) {
     memset(p, 0, sizeof *p);
     if (a->json) {
-        ZB_TRY(check_json_path(a->json));
+        if (!a->json[0] || strlen(a->json) >= sizeof p->json_path) {
+            char shown[72];
+            return ZB_FAIL(ZB_ERR_INVALID, "--json '%s': expected a file path", zb_shown_path(a->json, shown));
+        }
+        ZB_TRY(zb_out_path_check("--json", a->json));
+        const zb_path_use uses[] = {{"--json", a->json, true}, {"--hw", a->hw, false}, {"--model", a->model, false}};
+        ZB_TRY(zb_paths_distinct(uses, 3));
         snprintf(p->json_path, sizeof p->json_path, "%s", a->json);
     }
     ZB_TRY(load_hw(a, p));

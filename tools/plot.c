@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cleanup.h"
+#include "out_path.h"
 #include "parse.h"
 #include "plot.h"
 #include "results.h"
@@ -78,17 +80,20 @@ static zb_status load_input(const char *path, zb_plot_input *in) {
     in->path = path;
     in->doc = NULL;
     in->is_trace = false;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        json_t *d = json_load_file(path, 0, NULL);
-        if (json_is_object(d) && json_is_array(json_object_get(d, "traceEvents"))) {
-            in->doc = d;
-            in->is_trace = true;
-            return ZB_OK;
-        }
-        json_decref(d);
+    json_t *d = NULL;
+    ZB_TRY(zb_results_read(path, &d)); /* read and parsed once, whichever it is */
+    if (json_is_object(d) && json_is_array(json_object_get(d, "traceEvents"))) {
+        in->doc = d;
+        in->is_trace = true;
+        return ZB_OK;
     }
-    return zb_results_load(path, &in->doc);
+    zb_status s = zb_results_check(path, d);
+    if (s != ZB_OK) {
+        json_decref(d);
+        return s;
+    }
+    in->doc = d;
+    return ZB_OK;
 }
 
 /* -o DIR: an existing writable folder, or a name whose parent is one. */
@@ -115,11 +120,19 @@ static zb_status check_out_dir(const char *dir, bool *exists) {
     return ZB_OK;
 }
 
-/* A gnuplot single-quoted string: a quote is written twice. */
-static void gp_string(char *out, size_t n, const char *s) {
+/* A path as gnuplot must see it: a relative one gets "./" in front, so that
+ * no path starts with '<' or '|', which gnuplot would open as a pipe to a
+ * shell command. Written as a single-quoted gnuplot string (a quote
+ * doubled): gnuplot substitutes `backquoted commands` everywhere except in
+ * single quotes. */
+static void gp_path(char *out, size_t n, const char *path) {
     size_t k = 0;
     if (k + 1 < n) out[k++] = '\'';
-    for (; *s && k + 3 < n; s++) {
+    if (path[0] != '/' && k + 3 < n) {
+        out[k++] = '.';
+        out[k++] = '/';
+    }
+    for (const char *s = path; *s && k + 3 < n; s++) {
         if (*s == '\'') out[k++] = '\'';
         out[k++] = *s;
     }
@@ -127,21 +140,126 @@ static void gp_string(char *out, size_t n, const char *s) {
     out[k] = '\0';
 }
 
-/* What this run wrote, removed again when a later step fails. */
-typedef struct written {
-    char paths[64][PATH_N];
-    int n;
-} written;
-
-static void forget_all(written *w) {
-    for (int i = 0; i < w->n; i++) unlink(w->paths[i]);
-    w->n = 0;
+/* `s` as one word of a POSIX shell command, for the rebuild lines a user
+ * pastes: bare when every character is plain, in double quotes when none of
+ * " $ ` \ ! is in it, else in single quotes (a quote becomes '\''). */
+static void sh_word(char *out, size_t n, const char *s) {
+    bool plain = s[0] != '\0', dq_ok = true;
+    for (const char *c = s; *c; c++) {
+        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-", *c)) plain = false;
+        if (strchr("\"$`\\!", *c)) dq_ok = false;
+    }
+    if (plain) {
+        snprintf(out, n, "%s", s);
+        return;
+    }
+    if (dq_ok) {
+        snprintf(out, n, "\"%s\"", s);
+        return;
+    }
+    size_t k = 0;
+    if (k + 1 < n) out[k++] = '\'';
+    for (const char *c = s; *c && k + 6 < n; c++) {
+        if (*c == '\'') {
+            memcpy(out + k, "'\\''", 4);
+            k += 4;
+        } else {
+            out[k++] = *c;
+        }
+    }
+    if (k + 1 < n) out[k++] = '\'';
+    out[k] = '\0';
 }
 
-static zb_status write_file(written *w, const char *path, const char *text, size_t len) {
-    ZB_TRY(zb_atomic_write(path, text, len));
-    if (w->n < 64) snprintf(w->paths[w->n++], PATH_N, "%s", path);
+/* A flag's path must not hold control characters: they would break the
+ * data files' one-line headers and the one-line messages. */
+static zb_status check_plain_path(const char *flag, const char *path) {
+    for (const char *c = path; *c; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+            char shown[72];
+            return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': control characters in a path are not accepted", flag,
+                           zb_results_shown_path(path, shown));
+        }
+    }
     return ZB_OK;
+}
+
+/* The files of one figure kind in -o DIR, by their names there. */
+static int kind_files(const zb_plot_kind *k, bool with_ref, char names[4][80]) {
+    int n = 0;
+    snprintf(names[n++], 80, "%s.dat", k->name);
+    if (with_ref) snprintf(names[n++], 80, "%s_ref.dat", k->name);
+    snprintf(names[n++], 80, "%s.pdf", k->name);
+    snprintf(names[n++], 80, "%s.png", k->name);
+    return n;
+}
+
+/* This run's staging folder, DIR/.zerobench-plot.XXXXXX: every file is
+ * drawn there and moved into DIR only when every figure succeeded, so a
+ * failed or killed run leaves DIR's earlier figures as they were. The
+ * folder and each file in it are registered with cleanup.h, so SIGINT or
+ * SIGTERM removes them. */
+#define STAGE_MAX 32
+typedef struct staging {
+    char dir[PATH_N];
+    int dir_slot;
+    char names[STAGE_MAX][80];
+    int slots[STAGE_MAX];
+    int n;
+} staging;
+
+static zb_status stage_open(staging *g, const char *out_dir) {
+    g->n = 0;
+    g->dir_slot = -1;
+    snprintf(g->dir, sizeof g->dir, "%s/.zerobench-plot.XXXXXX", out_dir);
+    if (!mkdtemp(g->dir)) return ZB_FAIL(ZB_ERR_IO, "cannot create a staging folder in %s: %s", out_dir, strerror(errno));
+    zb_status st = zb_cleanup_add(g->dir, true, &g->dir_slot);
+    if (st != ZB_OK) rmdir(g->dir);
+    return st;
+}
+
+/* Registers `name` in the staging folder; its path into `path`. */
+static zb_status stage_add(staging *g, const char *name, char *path, size_t n) {
+    if (g->n >= STAGE_MAX) return ZB_FAIL(ZB_ERR_INTERNAL, "plot: more than %d files staged", STAGE_MAX);
+    snprintf(path, n, "%s/%s", g->dir, name);
+    snprintf(g->names[g->n], sizeof g->names[0], "%s", name);
+    ZB_TRY(zb_cleanup_add(path, false, &g->slots[g->n]));
+    g->n++;
+    return ZB_OK;
+}
+
+static void stage_discard(staging *g) {
+    char path[PATH_N + 96];
+    for (int i = 0; i < g->n; i++) {
+        snprintf(path, sizeof path, "%s/%s", g->dir, g->names[i]);
+        unlink(path);
+        zb_cleanup_drop(g->slots[i]);
+    }
+    rmdir(g->dir);
+    zb_cleanup_drop(g->dir_slot);
+    g->n = 0;
+}
+
+/* Moves every staged file into out_dir with the cleanup signals held, so
+ * that a SIGINT or SIGTERM cannot leave half the figures old and half new. */
+static zb_status stage_commit(staging *g, const char *out_dir) {
+    char from[PATH_N + 96], to[PATH_N + 96];
+    zb_status st = ZB_OK;
+    zb_cleanup_hold();
+    for (int i = 0; i < g->n && st == ZB_OK; i++) {
+        snprintf(from, sizeof from, "%s/%s", g->dir, g->names[i]);
+        snprintf(to, sizeof to, "%s/%s", out_dir, g->names[i]);
+        if (rename(from, to) != 0) st = ZB_FAIL(ZB_ERR_IO, "cannot move %s into %s: %s", g->names[i], out_dir, strerror(errno));
+        else zb_cleanup_drop(g->slots[i]);
+    }
+    if (st != ZB_OK) stage_discard(g);
+    else {
+        rmdir(g->dir);
+        zb_cleanup_drop(g->dir_slot);
+        g->n = 0;
+    }
+    zb_cleanup_release();
+    return st;
 }
 
 /* The data file: a header saying what it is, from what, and how to rebuild
@@ -155,68 +273,74 @@ static char *data_text(const zb_plot_kind *k, const zb_plot_inputs *in, const ch
         fputc(' ', t.f);
         for (const char *c = in->files[i].path; *c; c++) fputc((unsigned char)*c < 0x20 ? '?' : *c, t.f);
     }
-    fprintf(t.f, "\n# rebuild: gnuplot -e \"%s\" %s\n", vars_pdf, script);
-    fprintf(t.f, "#      and gnuplot -e \"%s\" %s\n", vars_png, script);
+    char w_pdf[PATH_N * 8], w_png[PATH_N * 8], w_script[PATH_N * 4];
+    sh_word(w_pdf, sizeof w_pdf, vars_pdf);
+    sh_word(w_png, sizeof w_png, vars_png);
+    sh_word(w_script, sizeof w_script, script);
+    fprintf(t.f, "\n# rebuild: gnuplot -e %s %s\n", w_pdf, w_script);
+    fprintf(t.f, "#      and gnuplot -e %s %s\n", w_png, w_script);
     fputs(body, t.f);
     if (!zb_plot_text_close(&t)) return NULL;
     *len = t.len;
     return t.buf;
 }
 
-/* Writes one figure's data files and draws its PDF and PNG. */
+/* gnuplot's -e assignments: data (and ref), out, then the builder's vars. */
+static void gp_vars(char *out, size_t n, const char *data, const char *ref, const char *fig, const char *extra) {
+    char q_data[PATH_N * 2], q_ref[PATH_N * 2], q_fig[PATH_N * 2];
+    gp_path(q_data, sizeof q_data, data);
+    gp_path(q_fig, sizeof q_fig, fig);
+    if (ref) gp_path(q_ref, sizeof q_ref, ref);
+    snprintf(out, n, "data=%s; %s%s%sout=%s%s%s", q_data, ref ? "ref=" : "", ref ? q_ref : "", ref ? "; " : "", q_fig,
+             extra[0] ? "; " : "", extra);
+}
+
+/* Writes one figure's data files and draws its PDF and PNG into the
+ * staging folder; the data file's rebuild lines name the final paths in
+ * `dir`. */
 static zb_status draw(const zb_plot_kind *k, const zb_plot_inputs *in, zb_plot_out *o, const char *dir,
-                      const char *scripts, written *w) {
-    char data[PATH_N], ref[PATH_N], script[PATH_N], q_data[PATH_N * 2], q_ref[PATH_N * 2];
-    snprintf(data, sizeof data, "%s/%s.dat", dir, k->name);
-    snprintf(ref, sizeof ref, "%s/%s_ref.dat", dir, k->name);
-    snprintf(script, sizeof script, "%s/%s.gp", scripts, k->name);
-    gp_string(q_data, sizeof q_data, data);
-    gp_string(q_ref, sizeof q_ref, ref);
-    char vars[3][PATH_N * 6];
-    const char *ext[3] = {"pdf", "png", NULL};
-    char final_out[2][PATH_N], tmp_out[2][PATH_N];
+                      const char *scripts, staging *g) {
+    char names[4][80], script[PATH_N], final_data[PATH_N], final_ref[PATH_N];
+    int n_names = kind_files(k, o->ref != NULL, names);
+    snprintf(script, sizeof script, "%s%s/%s.gp", scripts[0] == '/' ? "" : "./", scripts, k->name);
+    snprintf(final_data, sizeof final_data, "%s/%s", dir, names[0]);
+    snprintf(final_ref, sizeof final_ref, "%s/%s", dir, names[1]);
+    char staged[4][PATH_N + 96];
+    for (int i = 0; i < n_names; i++) ZB_TRY(stage_add(g, names[i], staged[i], sizeof staged[i]));
+    const char *fig_final[2], *fig_staged[2];
+    char final_fig[2][PATH_N + 96];
     for (int i = 0; i < 2; i++) {
-        char q_out[PATH_N * 2], q_tmp[PATH_N * 2];
-        snprintf(final_out[i], PATH_N, "%s/%s.%s", dir, k->name, ext[i]);
-        snprintf(tmp_out[i], PATH_N, "%s/.%s.%ld.tmp.%s", dir, k->name, (long)getpid(), ext[i]);
-        gp_string(q_out, sizeof q_out, final_out[i]);
-        gp_string(q_tmp, sizeof q_tmp, tmp_out[i]);
-        /* vars[i]: as documented (the final name); vars[2]: what runs now. */
-        snprintf(vars[i], sizeof vars[i], "data=%s; %s%s%sout=%s", q_data, o->ref ? "ref=" : "", o->ref ? q_ref : "",
-                 o->ref ? "; " : "", q_out);
-        if (o->vars[0]) {
-            size_t used = strlen(vars[i]);
-            snprintf(vars[i] + used, sizeof vars[i] - used, "; %s", o->vars);
-        }
+        snprintf(final_fig[i], sizeof final_fig[i], "%s/%s", dir, names[n_names - 2 + i]);
+        fig_final[i] = final_fig[i];
+        fig_staged[i] = staged[n_names - 2 + i];
+    }
+    char vars_doc[2][PATH_N * 6], vars_run[PATH_N * 6];
+    for (int i = 0; i < 2; i++) {
+        gp_vars(vars_doc[i], sizeof vars_doc[i], final_data, o->ref ? final_ref : NULL, fig_final[i], o->vars);
     }
     size_t len = 0;
-    char *text = data_text(k, in, vars[0], vars[1], script, o->data, &len);
-    if (!text) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory writing %s", data);
-    zb_status st = write_file(w, data, text, len);
+    char *text = data_text(k, in, vars_doc[0], vars_doc[1], script, o->data, &len);
+    if (!text) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory writing %s", names[0]);
+    zb_status st = zb_atomic_write(staged[0], text, len);
     free(text);
-    if (st == ZB_OK && o->ref) st = write_file(w, ref, o->ref, o->ref_len);
+    if (st == ZB_OK && o->ref) st = zb_atomic_write(staged[1], o->ref, o->ref_len);
     for (int i = 0; st == ZB_OK && i < 2; i++) {
-        char q_tmp[PATH_N * 2];
-        gp_string(q_tmp, sizeof q_tmp, tmp_out[i]);
-        snprintf(vars[2], sizeof vars[2], "data=%s; %s%s%sout=%s%s%s", q_data, o->ref ? "ref=" : "",
-                 o->ref ? q_ref : "", o->ref ? "; " : "", q_tmp, o->vars[0] ? "; " : "", o->vars);
-        st = zb_plot_gnuplot_run(vars[2], script, 120.0);
+        gp_vars(vars_run, sizeof vars_run, staged[0], o->ref ? staged[1] : NULL, fig_staged[i], o->vars);
+        st = zb_plot_gnuplot_run(vars_run, script, 120.0);
         struct stat sb;
-        if (st == ZB_OK && (stat(tmp_out[i], &sb) != 0 || sb.st_size == 0)) {
-            st = ZB_FAIL(ZB_ERR_IO, "gnuplot wrote no %s for %s", ext[i], k->name);
+        if (st == ZB_OK && (stat(fig_staged[i], &sb) != 0 || sb.st_size == 0)) {
+            st = ZB_FAIL(ZB_ERR_IO, "gnuplot wrote no %s for %s", i ? "png" : "pdf", k->name);
         }
-        if (st == ZB_OK && rename(tmp_out[i], final_out[i]) != 0) {
-            st = ZB_FAIL(ZB_ERR_IO, "cannot rename %s: %s", tmp_out[i], strerror(errno));
-        }
-        if (st != ZB_OK) unlink(tmp_out[i]);
-        else if (w->n < 64) snprintf(w->paths[w->n++], PATH_N, "%s", final_out[i]);
-    }
-    if (st == ZB_OK) {
-        printf("%-13s %s %s (data %s%s%s)\n", k->name, final_out[0], final_out[1], data, o->ref ? ", " : "",
-               o->ref ? ref : "");
-        if (o->note[0]) printf("%-13s note: %s\n", "", o->note);
     }
     return st;
+}
+
+/* One line per figure drawn, once it is in DIR. */
+static void print_drawn(const zb_plot_kind *k, const zb_plot_out *o, const char *dir) {
+    printf("%-13s %s/%s.pdf %s/%s.png (data %s/%s.dat", k->name, dir, k->name, dir, k->name, dir, k->name);
+    if (o->ref) printf(", %s/%s_ref.dat", dir, k->name);
+    printf(")\n");
+    if (o->note[0]) printf("%-13s note: %s\n", "", o->note);
 }
 
 static void free_out(zb_plot_out *o) {
@@ -261,6 +385,47 @@ static int parse(int argc, char **argv, plot_args *a) {
     return -1;
 }
 
+/* -o DIR's files this run would write must not be its inputs, nor links,
+ * folders or FIFOs (they are replaced by rename, never written through). */
+static zb_status check_outputs(const zb_plot_inputs *in, const zb_plot_out *outs, const bool *made, const char *dir,
+                               bool dir_exists) {
+    zb_path_use *uses = (zb_path_use *)calloc((size_t)in->n + 4 * 8, sizeof *uses);
+    char(*paths)[PATH_N + 96] = calloc(4 * 8, sizeof *paths);
+    zb_status st = uses && paths ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of memory");
+    int n = 0;
+    for (int i = 0; st == ZB_OK && i < in->n; i++) uses[n++] = (zb_path_use){"input", in->files[i].path, false};
+    int n_out = 0;
+    for (int k = 0; st == ZB_OK && zb_plot_kind_at(k); k++) {
+        if (!made[k]) continue;
+        char names[4][80];
+        int m = kind_files(zb_plot_kind_at(k), outs[k].ref != NULL, names);
+        for (int j = 0; j < m && st == ZB_OK; j++) {
+            snprintf(paths[n_out], sizeof paths[0], "%s/%s", dir, names[j]);
+            if (dir_exists) st = zb_out_path_check("-o", paths[n_out]);
+            uses[n++] = (zb_path_use){"-o", paths[n_out++], true};
+        }
+    }
+    if (st == ZB_OK) st = zb_paths_distinct(uses, n);
+    free(uses);
+    free(paths);
+    return st;
+}
+
+/* Creates -o DIR when missing. Another plot creating it at the same moment
+ * is not an error: the folder is then there, not ours. */
+static zb_status make_out_dir(const char *dir, bool *created) {
+    *created = false;
+    if (mkdir(dir, 0777) == 0) {
+        *created = true;
+        return ZB_OK;
+    }
+    struct stat st;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return ZB_OK;
+    char shown[72];
+    return ZB_FAIL(ZB_ERR_INVALID, "-o '%s': cannot create it: %s", zb_results_shown_path(dir, shown),
+                   strerror(errno));
+}
+
 static int plot_main(int argc, char **argv) {
     plot_args a;
     memset(&a, 0, sizeof a);
@@ -275,7 +440,8 @@ static int plot_main(int argc, char **argv) {
     int n_traces = 0;
     bool exists = false;
     char scripts[PATH_N];
-    zb_status st = ZB_OK;
+    zb_status st = check_plain_path("-o", a.out_dir);
+    if (st == ZB_OK && a.scripts) st = check_plain_path("--scripts", a.scripts);
     for (int i = 0; st == ZB_OK && i < in->n; i++) {
         st = load_input(in->files[i].path, &in->files[i]);
         if (st == ZB_OK && in->files[i].is_trace && ++n_traces > 1) {
@@ -286,6 +452,7 @@ static int plot_main(int argc, char **argv) {
     }
     if (st == ZB_OK) st = check_out_dir(a.out_dir, &exists);
     if (st == ZB_OK) st = zb_plot_scripts_dir(a.scripts, scripts, sizeof scripts);
+    if (st == ZB_OK) st = check_plain_path("the scripts folder", scripts);
     zb_plot_out outs[8];
     memset(outs, 0, sizeof outs);
     bool made[8] = {false};
@@ -303,34 +470,35 @@ static int plot_main(int argc, char **argv) {
     if (st == ZB_OK && n_made == 0) {
         st = ZB_FAIL(ZB_ERR_INVALID, "nothing to plot in the inputs (%s)", whys);
     }
+    if (st == ZB_OK) st = check_outputs(in, outs, made, a.out_dir, exists);
     if (st == ZB_OK) st = zb_plot_gnuplot_check();
-    if (st == ZB_OK && !exists && mkdir(a.out_dir, 0777) != 0) {
-        char shown[72];
-        st = ZB_FAIL(ZB_ERR_INVALID, "-o '%s': cannot create it: %s", zb_results_shown_path(a.out_dir, shown),
-                     strerror(errno));
-    }
-    bool created = st == ZB_OK && !exists;
+    bool created = false;
+    if (st == ZB_OK && !exists) st = make_out_dir(a.out_dir, &created);
     if (st != ZB_OK) rc = 2;
-    written *w = (written *)calloc(1, sizeof(written));
-    if (rc < 0 && !w) {
+    staging *g = rc < 0 ? (staging *)calloc(1, sizeof(staging)) : NULL;
+    if (rc < 0 && !g) {
         st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory");
         rc = 1;
     }
+    if (rc < 0 && (st = stage_open(g, a.out_dir)) != ZB_OK) rc = 1;
     for (int k = 0; rc < 0 && zb_plot_kind_at(k); k++) {
-        if (!made[k]) {
-            printf("%-13s not drawn: %s\n", kinds[k].name, outs[k].why);
-            continue;
-        }
-        st = draw(&kinds[k], in, &outs[k], a.out_dir, scripts, w);
-        if (st != ZB_OK) rc = 1;
+        if (made[k] && (st = draw(&kinds[k], in, &outs[k], a.out_dir, scripts, g)) != ZB_OK) rc = 1;
     }
-    if (rc < 0) rc = 0;
+    if (rc < 0 && (st = stage_commit(g, a.out_dir)) != ZB_OK) rc = 1;
+    if (rc < 0) {
+        rc = 0;
+        for (int k = 0; zb_plot_kind_at(k); k++) {
+            if (made[k]) print_drawn(&kinds[k], &outs[k], a.out_dir);
+            else printf("%-13s not drawn: %s\n", kinds[k].name, outs[k].why);
+        }
+    }
     if (rc != 0) {
         fprintf(stderr, "zerobench plot: %s\n", message());
-        if (w) forget_all(w);
+        if (g && g->n) stage_discard(g);
+        else if (g && g->dir[0]) rmdir(g->dir);
         if (created) rmdir(a.out_dir);
     }
-    free(w);
+    free(g);
     for (int k = 0; k < 8; k++) free_out(&outs[k]);
     for (int i = 0; i < in->n; i++) json_decref(in->files[i].doc);
     free(in->files);

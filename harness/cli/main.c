@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "meta.h"
 #include "mpi_wait.h"
+#include "out_path.h"
 #include "registry.h"
 #include "peak_node.h"
 #include "test_hook.h"
@@ -41,43 +42,15 @@ static int fail_input(void) {
     return 2;
 }
 
-/* A path as messages show it: at most 64 characters, control characters
- * replaced, so an error stays on one line. */
-static const char *shown_path(const char *path, char out[72]) {
-    size_t n = strlen(path);
-    size_t keep = n > 64 ? 64 : n;
-    for (size_t i = 0; i < keep; i++) out[i] = (path[i] < 0x20 || path[i] == 0x7f) ? '?' : path[i];
-    strcpy(out + keep, n > 64 ? "..." : "");
-    return out;
-}
-
-/* An output file's folder must exist and be writable, and the path must not
- * name a folder, before any work is done. */
-static zb_status check_output_path(const char *flag, const char *path) {
-    if (!path[0]) return ZB_OK;
-    char shown[72], dir[ZB_PATH_MAX];
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': is a folder; expected a file path", flag,
-                       shown_path(path, shown));
-    }
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == dir) slash[1] = '\0';
-    else *slash = '\0';
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
-        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': its folder does not exist or is not writable", flag,
-                       shown_path(path, shown));
-    }
-    return ZB_OK;
-}
-
 static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     char shown[72], why[ZB_ERROR_MAX];
-    ZB_TRY(check_output_path("--json", cfg->json_path));
-    ZB_TRY(check_output_path("--csv", cfg->csv_path));
-    ZB_TRY(check_output_path("--trace", cfg->trace_path));
+    ZB_TRY(zb_out_path_check("--json", cfg->json_path));
+    ZB_TRY(zb_out_path_check("--csv", cfg->csv_path));
+    ZB_TRY(zb_out_path_check("--trace", cfg->trace_path));
+    const zb_path_use uses[] = {{"--json", cfg->json_path, true},    {"--csv", cfg->csv_path, true},
+                                {"--trace", cfg->trace_path, true},  {"--hw", cfg->hw, false},
+                                {"--model", cfg->model, false},      {"--hostfile", cfg->hostfile, false}};
+    ZB_TRY(zb_paths_distinct(uses, (int)(sizeof uses / sizeof uses[0])));
     ZB_TRY(zb_clock_skew_check());
     int delay_rank;
     double delay_ms;
@@ -85,17 +58,17 @@ static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     struct stat st;
     if (cfg->hostfile[0] && (stat(cfg->hostfile, &st) != 0 || !S_ISREG(st.st_mode) ||
                              access(cfg->hostfile, R_OK) != 0)) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hostfile '%s': not a readable file", shown_path(cfg->hostfile, shown));
+        return ZB_FAIL(ZB_ERR_INVALID, "--hostfile '%s': not a readable file", zb_shown_path(cfg->hostfile, shown));
     }
     /* Without --hw the device backend names its profile (choose_hw). */
     memset(hw, 0, sizeof *hw);
     if (cfg->hw[0] && zb_hw_profile_load(cfg->hw, hw) != ZB_OK) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", shown_path(cfg->hw, shown), zb_error_text(why, sizeof why));
+        return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", zb_shown_path(cfg->hw, shown), zb_error_text(why, sizeof why));
     }
     if (cfg->model[0]) {
         zb_model_profile mp;
         if (zb_model_profile_load(cfg->model, &mp) != ZB_OK) {
-            return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", shown_path(cfg->model, shown),
+            return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", zb_shown_path(cfg->model, shown),
                            zb_error_text(why, sizeof why));
         }
     }

@@ -149,7 +149,7 @@ check [ $? -eq 2 ]
 check grep -q "no profile 'no_such_profile' in .*/accept (available: .*cpu-smoke" "$tmp/np.err"
 "$ZB" accept cpu-smoke --junit /nonexistent/dir/x.xml >"$tmp/nd.out" 2>"$tmp/nd.err"
 check [ $? -eq 2 ]
-check grep -q "^zerobench accept: --junit /nonexistent/dir/x.xml: folder '/nonexistent/dir' is missing" "$tmp/nd.err"
+check grep -q "^zerobench accept: --junit '/nonexistent/dir/x.xml': its folder does not exist or is not writable" "$tmp/nd.err"
 check [ ! -s "$tmp/nd.out" ]
 # under mpirun (rank variables set) it refuses to start: its children are MPI jobs
 OMPI_COMM_WORLD_SIZE=2 "$ZB" accept cpu-smoke --junit "$tmp/mpi.xml" >"$tmp/mpi.out" 2>"$tmp/mpi.err"

@@ -1,0 +1,103 @@
+/* Output paths checked before any work (out_path.h). */
+#include "out_path.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *zb_shown_path(const char *path, char out[72]) {
+    size_t n = strlen(path), keep = n > 64 ? 64 : n;
+    for (size_t i = 0; i < keep; i++) {
+        unsigned char c = (unsigned char)path[i];
+        out[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+    }
+    strcpy(out + keep, n > 64 ? "..." : "");
+    return out;
+}
+
+/* The folder part of `path` into dir ("." when there is none). False when
+ * it does not fit. */
+static bool folder_of(const char *path, char *dir, size_t n) {
+    if (strlen(path) >= n) return false;
+    strcpy(dir, path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) slash[1] = '\0';
+    else *slash = '\0';
+    return true;
+}
+
+zb_status zb_out_path_check(const char *flag, const char *path) {
+    if (!path || !path[0]) return ZB_OK;
+    char shown[72], dir[PATH_MAX];
+    zb_shown_path(path, shown);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': is a folder; expected a file path", flag, shown);
+        if (S_ISLNK(st.st_mode)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': is a symbolic link; zerobench writes only regular files "
+                           "(remove the link or name another path)", flag, shown);
+        }
+        if (!S_ISREG(st.st_mode)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': exists and is not a regular file (a FIFO or device)", flag,
+                           shown);
+        }
+    }
+    if (!folder_of(path, dir, sizeof dir)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': path too long", flag, shown);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': its folder does not exist or is not writable", flag, shown);
+    }
+    return ZB_OK;
+}
+
+/* realpath of the folder, then "/" and the last name: a path that need not
+ * exist yet, made comparable. False when the folder does not resolve. */
+static bool canonical(const char *path, char *out, size_t n) {
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (!folder_of(path, dir, sizeof dir) || !realpath(dir, real)) return false;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    return (size_t)snprintf(out, n, "%s/%s", real, base) < n;
+}
+
+bool zb_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb) return false;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
+    if (!canonical(a, ca, sizeof ca) || !canonical(b, cb, sizeof cb)) return strcmp(a, b) == 0;
+    return strcmp(ca, cb) == 0;
+}
+
+/* An output, or an input that exists (a profile name such as "h100_sxm"
+ * that is not a file cannot be overwritten). */
+static bool counts(const zb_path_use *u) {
+    struct stat st;
+    return u->path && u->path[0] && (u->output || stat(u->path, &st) == 0);
+}
+
+zb_status zb_paths_distinct(const zb_path_use *uses, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!counts(&uses[i])) continue;
+        for (int j = i + 1; j < n; j++) {
+            if (!counts(&uses[j]) || !(uses[i].output || uses[j].output)) continue;
+            if (!zb_same_file(uses[i].path, uses[j].path)) continue;
+            const zb_path_use *out = uses[i].output ? &uses[i] : &uses[j];
+            const zb_path_use *other = out == &uses[i] ? &uses[j] : &uses[i];
+            char s1[72], s2[72];
+            zb_shown_path(out->path, s1);
+            zb_shown_path(other->path, s2);
+            if (other->output) { /* both outputs: in the order they were given */
+                return ZB_FAIL(ZB_ERR_INVALID, "%s '%s' and %s '%s' are the same file: give each output its own path",
+                               out->flag, s1, other->flag, s2);
+            }
+            return ZB_FAIL(ZB_ERR_INVALID, "%s '%s' is the input %s '%s': an output may not overwrite an input",
+                           out->flag, s1, other->flag, s2);
+        }
+    }
+    return ZB_OK;
+}
