@@ -66,16 +66,28 @@ static zb_status upload(zb_engine *e, int u, void *dst, zb_dtype dt, const float
     return st;
 }
 
-/* Writes elements [begin, begin + count) of unit u's initial values to the
- * device buffer dst of dtype dt, through a host staging buffer. */
-static zb_status init_range(zb_engine *e, int u, void *dst, zb_dtype dt, size_t begin, size_t count) {
+/* Writes unit u's initial values to its parameters (elements [pbegin,
+ * pbegin + pcount), dtype pdt) and its fp32 master copy ([mbegin, mbegin +
+ * mcount)), through one host staging buffer: the master range lies within
+ * the parameter range at every stage, so the values are made once (the
+ * ~1B step's init is ~1e9 draws per copy). */
+static zb_status init_param_master(zb_engine *e, int u, void *param, zb_dtype pdt, size_t pbegin,
+                                   size_t pcount, float *master, size_t mbegin, size_t mcount) {
     /* A device without data (the sim) has nothing to initialize, and the
      * host-side values would cost time per parameter at any model size. */
     if (!zb_dev_holds_data(e->dev)) return ZB_OK;
+    bool within = mbegin >= pbegin && mbegin + mcount <= pbegin + pcount;
+    size_t count = within ? pcount : (pcount > mcount ? pcount : mcount);
     float *host = (float *)malloc(count * sizeof(float) + 1);
     if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory initializing unit %d", u);
-    zb_model_init_unit(&e->cfg.model, u, host, begin, begin + count);
-    zb_status st = upload(e, u, dst, dt, host, count);
+    zb_model_init_unit(&e->cfg.model, u, host, pbegin, pbegin + pcount);
+    zb_status st = upload(e, u, param, pdt, host, pcount);
+    if (st == ZB_OK && within) {
+        st = upload(e, u, master, ZB_DTYPE_F32, host + (mbegin - pbegin), mcount);
+    } else if (st == ZB_OK) {
+        zb_model_init_unit(&e->cfg.model, u, host, mbegin, mbegin + mcount);
+        st = upload(e, u, master, ZB_DTYPE_F32, host, mcount);
+    }
     free(host);
     return st;
 }
@@ -88,7 +100,7 @@ static zb_status zero(zb_engine *e, float *dst, size_t n, int u) {
 /* Zeroes n elements of dtype dt (bf16 through the host: fill is fp32). */
 static zb_status zero_dt(zb_engine *e, void *dst, zb_dtype dt, size_t n, int u) {
     if (dt == ZB_DTYPE_F32) return zero(e, (float *)dst, n, u);
-    if (!zb_dev_holds_data(e->dev)) return ZB_OK; /* as init_range */
+    if (!zb_dev_holds_data(e->dev)) return ZB_OK; /* as init_param_master */
     float *host = (float *)calloc(n + 1, sizeof(float));
     if (!host) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory zeroing unit %d", u);
     zb_status st = upload(e, u, dst, dt, host, n);
@@ -109,9 +121,8 @@ static zb_status alloc_unit_state(zb_engine *e, int u) {
     ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->master[u]));
     ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->m[u]));
     ZB_TRY(alloc_f32(e, n_opt, ZB_MEM_OPTIM_STATE, &e->v[u]));
-    ZB_TRY(init_range(e, u, e->param[u], e->cfg.param_dtype, zb_engine_full_params(stage) ? 0 : begin,
-                      n_param));
-    ZB_TRY(init_range(e, u, e->master[u], ZB_DTYPE_F32, opt_begin, n_opt));
+    ZB_TRY(init_param_master(e, u, e->param[u], e->cfg.param_dtype, zb_engine_full_params(stage) ? 0 : begin,
+                             n_param, e->master[u], opt_begin, n_opt));
     ZB_TRY(zero_dt(e, e->grad[u], e->cfg.grad_dtype, n_grad, u));
     ZB_TRY(zero(e, e->m[u], n_opt, u));
     return zero(e, e->v[u], n_opt, u);

@@ -1,7 +1,6 @@
-/* The model's configuration, parameter-unit layout and seeded init
- * (model.h). Shapes: L layers, C dim, H heads, KVH kv heads, D head dim,
+/* The model's configuration and parameter-unit layout (model.h; the seeded
+ * init is model_init.c). Shapes: L layers, C dim, H heads, KVH kv heads, D head dim,
  * F ffn dim, V vocab; linear weights [out, in]. */
-#include "rng.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -156,37 +155,6 @@ static int tensor_of(const zb_unit_layout *u, size_t i) {
 bool zb_model_decays(const zb_unit_layout *layout, size_t i) {
     int t = tensor_of(layout, i);
     return t >= 0 && layout->tensors[t].is_matrix;
-}
-
-/* ---- seeded init ----------------------------------------------------------- */
-
-
-#define ZB_INIT_DOMAIN 0x5a45524f33696e69ull /* "ZERO3ini" */
-
-/* A standard normal from element i of the stream keyed by (seed, unit):
- * splitmix64 indexed at i, the 64 bits split into two uniforms in (0, 1),
- * Box-Muller's cosine branch. */
-static double normal_at(uint64_t key, size_t i) {
-    uint64_t h = zb_mix64(key + ((uint64_t)i + 1u) * ZB_GOLDEN_GAMMA);
-    double u1 = ((double)(h >> 32) + 0.5) * (1.0 / 4294967296.0);
-    double u2 = ((double)(h & 0xffffffffull) + 0.5) * (1.0 / 4294967296.0);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-void zb_model_init_unit(const zb_model_cfg *cfg, int unit, float *dst, size_t begin, size_t end) {
-    zb_unit_layout u;
-    zb_model_unit_layout(cfg, unit, &u);
-    uint64_t key = zb_mix64(zb_mix64(cfg->seed ^ ZB_INIT_DOMAIN) + (uint64_t)unit * ZB_GOLDEN_GAMMA);
-    size_t i = begin;
-    for (int t = 0; t < u.n_tensors && i < end; t++) {
-        const zb_tensor_layout *tl = &u.tensors[t];
-        size_t stop = tl->offset + tl->numel;
-        if (stop > end) stop = end;
-        for (; i < stop; i++) {
-            dst[i - begin] = tl->is_matrix ? (float)(tl->init_std * normal_at(key, i)) : 1.0f;
-        }
-    }
-    for (; i < end; i++) dst[i - begin] = 0.0f; /* padding past the unit */
 }
 
 /* ---- counts ---------------------------------------------------------------- */

@@ -96,6 +96,22 @@ static void test_init(void) {
     free(w);
 }
 
+/* A range large enough to be split across threads (model_init.c) gives the
+ * values that ranges too small to be split give, bit for bit, wherever the
+ * cuts fall. */
+static void test_init_threaded(void) {
+    zb_model_cfg c = {1, 1024, 8, 8, 128, 2048, 1000, 16, 1, 1e-5, 1e4, 5};
+    size_t n = zb_model_unit_numel(&c, 1), piece = ((size_t)1 << 19) + 13; /* ~10.5M; serial pieces */
+    float *a = (float *)malloc(n * sizeof(float)), *b = (float *)malloc(n * sizeof(float));
+    zb_model_init_unit(&c, 1, a, 0, n);
+    for (size_t i = 0; i < n; i += piece) zb_model_init_unit(&c, 1, b + i, i, i + piece < n ? i + piece : n);
+    ZB_CHECK_MSG(!memcmp(a, b, n * sizeof(float)), "threaded init of %zu elements differs", n);
+    zb_model_init_unit(&c, 1, b, 1000, n); /* an unaligned start, threaded too */
+    ZB_CHECK(!memcmp(a + 1000, b, (n - 1000) * sizeof(float)));
+    free(a);
+    free(b);
+}
+
 static void expect_invalid(zb_model_cfg c, const char *field) {
     zb_status st = zb_model_cfg_validate(&c);
     ZB_CHECK_MSG(st == ZB_ERR_INVALID && strstr(zb_error_message(), field),
@@ -167,6 +183,7 @@ int main(void) {
         test_layout(&c);
     }
     test_init();
+    test_init_threaded();
     test_validate();
     test_data();
     return zb_test_finish("test_zero3_model");
