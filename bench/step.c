@@ -58,6 +58,8 @@ zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     ZB_TRY(zb_model_cfg_validate(&ec->model));
     ec->recompute = cfg->recompute == 1;
     ec->prefetch_depth = (int)cfg->prefetch_depth;
+    /* The device's GEMM workspace: the fits check and the ledger count it. */
+    ec->gemm_stream_workspace_bytes = ctx->dev ? ctx->dev->ops->gemm_stream_workspace_bytes : 0;
     ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &ec->test_delay_ms));
     zb_config_step_dtypes(cfg, ctx->backends.device->default_param_dtype, &ec->param_dtype, &ec->act_dtype,
                           &ec->grad_dtype);

@@ -79,6 +79,10 @@ typedef struct zb_engine_cfg {
     zb_dtype act_dtype;   /* activations (and params as read): float, or bf16
                              with param_dtype bf16 */
     double test_delay_ms; /* test hook (harness/core/test_hook.h): compute added to each step; 0: none */
+    /* The device's per-GEMM-stream workspace (zb_device_ops), which the
+     * ledger adds once: the engine runs GEMMs on its compute stream only.
+     * zb_engine_create sets it from the device; 0 where none is given. */
+    size_t gemm_stream_workspace_bytes;
 } zb_engine_cfg;
 
 typedef struct zb_engine zb_engine;

@@ -43,6 +43,9 @@ static zb_status peaks_of(const zb_engine_cfg *cfg, const ledger_shape *s, size_
     /* fp32 working buffers of the bf16 paths (engine.h). */
     if (p != s->a) peak[ZB_MEM_WORKSPACE] += f * s->max_padded;
     if (g != f) peak[ZB_MEM_WORKSPACE] += f * (s->max_padded + s->max_opt);
+    /* The device's GEMM workspace of the compute stream, the one stream the
+     * engine runs GEMMs on (cuda: cuBLASLt's 32 MiB). */
+    peak[ZB_MEM_WORKSPACE] += cfg->gemm_stream_workspace_bytes;
     return ZB_OK;
 }
 

@@ -204,6 +204,7 @@ zb_status zb_engine_create(const zb_engine_cfg *cfg, zb_device *dev, zb_comm *co
     zb_engine *e = (zb_engine *)calloc(1, sizeof *e);
     if (!e) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the engine");
     e->cfg = *cfg;
+    e->cfg.gemm_stream_workspace_bytes = dev->ops->gemm_stream_workspace_bytes;
     e->dev = dev;
     e->comm = comm;
     e->cs = compute;

@@ -167,6 +167,12 @@ typedef struct zb_device_ops {
      * data (initial values). */
     bool no_data;
 
+    /* Device memory (tag ZB_MEM_WORKSPACE) that each stream running a GEMM
+     * holds from its first GEMM until the stream is destroyed (cuda: the
+     * cuBLASLt workspace); 0: none. The engine's memory ledger predicts it
+     * from here, so the ledger stays backend-blind. */
+    size_t gemm_stream_workspace_bytes;
+
     /* Optional: how many of the device's streams are running an op on a
      * host thread of this process right now (the cpu device's stream
      * threads; a wait for an event does not count). A host op that polls

@@ -372,6 +372,7 @@ static const zb_device_ops cuda_ops = {
     .event_elapsed_ms = cuda_event_elapsed_ms,
     .memcpy_async = zb_cuda_memcpy_async,
     .gemm = zb_cuda_gemm,
+    .gemm_stream_workspace_bytes = ZB_CUBLASLT_WORKSPACE_BYTES, /* device_cuda_ops.c */
     .launch_host = zb_cuda_launch_host, /* device_cuda_host.c */
     .mem_is_host = zb_cuda_mem_is_host,
     .alloc_host = zb_cuda_alloc_host,
