@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 static zb_status bad_steps(const char *text) {
-    char shown[40];
-    size_t n = 0;
-    for (; text[n] && n < 32; n++) shown[n] = (text[n] < 0x20 || text[n] == 0x7f) ? '?' : text[n];
-    strcpy(shown + n, text[n] ? "..." : "");
+    char shown[72];
+    zb_escape(text, 32, shown, sizeof shown);
     return ZB_FAIL(ZB_ERR_INVALID, "--trace-steps '%s': expected A-B (step numbers from 1, warm-up steps first, "
                    "A <= B), A, or all", shown);
 }

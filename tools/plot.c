@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "escape.h"
 #include "cleanup.h"
 #include "out_path.h"
 #include "parse.h"
@@ -271,7 +272,7 @@ static char *data_text(const zb_plot_kind *k, const zb_plot_inputs *in, const ch
     fprintf(t.f, "# zerobench plot: %s (%s)\n# from:", k->name, k->what);
     for (int i = 0; i < in->n; i++) { /* one comment line, whatever the names hold */
         fputc(' ', t.f);
-        for (const char *c = in->files[i].path; *c; c++) fputc((unsigned char)*c < 0x20 ? '?' : *c, t.f);
+        zb_escape_fputs(in->files[i].path, t.f);
     }
     char w_pdf[PATH_N * 8], w_png[PATH_N * 8], w_script[PATH_N * 4];
     sh_word(w_pdf, sizeof w_pdf, vars_pdf);

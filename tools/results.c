@@ -1,30 +1,33 @@
 /* Loading and checking results files (results.h). */
-#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "input_file.h"
+#include "out_path.h"
 #include "report.h"
 #include "results.h"
 
-const char *zb_results_shown_path(const char *path, char out[72]) {
-    size_t n = strlen(path), keep = n > 64 ? 64 : n;
-    for (size_t i = 0; i < keep; i++) out[i] = (path[i] < 0x20 || path[i] == 0x7f) ? '?' : path[i];
-    strcpy(out + keep, n > 64 ? "..." : "");
-    return out;
-}
+const char *zb_results_shown_path(const char *path, char out[72]) { return zb_shown_path(path, out); }
 
-zb_status zb_results_load(const char *path, json_t **doc) {
-    char shown[72];
-    struct stat st;
+zb_status zb_results_read(const char *path, json_t **doc) {
+    char shown[72], *text = NULL;
+    size_t len = 0;
     *doc = NULL;
     zb_results_shown_path(path, shown);
-    if (stat(path, &st) != 0) return ZB_FAIL(ZB_ERR_INVALID, "'%s': %s", shown, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return ZB_FAIL(ZB_ERR_INVALID, "'%s': not a regular file", shown);
+    ZB_TRY(zb_input_read(path, ZB_RESULTS_MAX_BYTES, &text, &len, NULL));
     json_error_t err;
-    json_t *d = json_load_file(path, 0, &err);
+    json_t *d = json_loadb(text, len, 0, &err);
+    free(text);
     if (!d) return ZB_FAIL(ZB_ERR_INVALID, "'%s': not JSON (line %d: %s)", shown, err.line, err.text);
+    *doc = d;
+    return ZB_OK;
+}
+
+zb_status zb_results_check(const char *path, const json_t *d) {
+    char shown[72];
+    zb_results_shown_path(path, shown);
     const char *schema = json_string_value(json_object_get(d, "schema"));
-    json_t *runs = json_object_get(d, "runs");
+    const json_t *runs = json_object_get(d, "runs");
     zb_status s = ZB_OK;
     if (!json_is_object(d)) s = ZB_FAIL(ZB_ERR_INVALID, "'%s': not a results object", shown);
     else if (!schema) s = ZB_FAIL(ZB_ERR_INVALID, "'%s': no \"schema\" (accepted: %s)", shown, ZB_REPORT_SCHEMA);
@@ -36,6 +39,14 @@ zb_status zb_results_load(const char *path, json_t **doc) {
             s = ZB_FAIL(ZB_ERR_INVALID, "'%s': runs[%zu] is not an object", shown, i);
         }
     }
+    return s;
+}
+
+zb_status zb_results_load(const char *path, json_t **doc) {
+    json_t *d = NULL;
+    *doc = NULL;
+    ZB_TRY(zb_results_read(path, &d));
+    zb_status s = zb_results_check(path, d);
     if (s != ZB_OK) {
         json_decref(d);
         return s;

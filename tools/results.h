@@ -13,10 +13,16 @@ extern "C" {
 #endif
 
 /* Loads `path` into *doc (the caller json_decref's it): a readable regular
- * file holding a JSON object whose "schema" is zerobench/1 and whose "runs"
+ * file (of at most ZB_RESULTS_MAX_BYTES, input_file.h) holding a JSON object whose "schema" is zerobench/1 and whose "runs"
  * is an array of objects. Otherwise ZB_ERR_INVALID with a message such as
  * "'a.json': schema 'x/2' (accepted: zerobench/1)"; *doc is then NULL. */
 zb_status zb_results_load(const char *path, json_t **doc);
+
+/* The two halves of zb_results_load, for a reader that also takes other
+ * documents (plot's traces): the file read (input_file.h: a regular file of
+ * at most ZB_RESULTS_MAX_BYTES) and parsed as JSON, then the schema checked. */
+zb_status zb_results_read(const char *path, json_t **doc);
+zb_status zb_results_check(const char *path, const json_t *doc);
 
 /* A path as messages show it (at most 64 characters, control characters
  * replaced), so an error stays on one line. */

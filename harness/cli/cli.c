@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "blas_core.h"
+#include "escape.h"
 #include "parse.h"
 #include "registry.h"
 #include "tool.h"
@@ -109,17 +110,10 @@ static void flag_display(const opt_spec *o, char *out, size_t n) {
     }
 }
 
-/* At most 64 characters of a value, so that a long one never pushes what is
- * accepted out of the one-line message (ZB_ERROR_MAX); control characters
- * (a newline inside an argument) become '?' so the message stays one line. */
-static const char *shown(const char *value, char out[72]) {
-    size_t len = strlen(value);
-    snprintf(out, 72, "%.*s%s", 64, value, len > 64 ? "..." : "");
-    for (char *p = out; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    }
-    return out;
-}
+/* At most 64 bytes of a value, so that a long one never pushes what is
+ * accepted out of the one-line message (ZB_ERROR_MAX), escaped (escape.h)
+ * so that a newline inside an argument keeps the message one line. */
+static const char *shown(const char *value, char out[72]) { return zb_escape(value, 64, out, 72); }
 
 static zb_status bad_value(const opt_spec *o, const char *value, const char *accepted) {
     char flag[64], v[72];

@@ -1,6 +1,8 @@
 /* Output paths checked before any work (out_path.h). */
 #include "out_path.h"
 
+#include "escape.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,15 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *zb_shown_path(const char *path, char out[72]) {
-    size_t n = strlen(path), keep = n > 64 ? 64 : n;
-    for (size_t i = 0; i < keep; i++) {
-        unsigned char c = (unsigned char)path[i];
-        out[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    strcpy(out + keep, n > 64 ? "..." : "");
-    return out;
-}
+const char *zb_shown_path(const char *path, char out[72]) { return zb_escape(path, 64, out, 72); }
 
 /* The folder part of `path` into dir ("." when there is none). False when
  * it does not fit. */

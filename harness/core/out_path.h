@@ -24,8 +24,8 @@
 extern "C" {
 #endif
 
-/* A path as messages show it: at most 64 characters, control characters
- * replaced by '?', so that an error stays one line. */
+/* A path as messages show it: at most 64 bytes of it, escaped (escape.h:
+ * control characters as \n, \xHH), so that an error stays one line. */
 const char *zb_shown_path(const char *path, char out[72]);
 
 /* ZB_ERR_INVALID naming `flag` when `path` cannot be an output file; an

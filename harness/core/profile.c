@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "escape.h"
+#include "input_file.h"
+
 /* ---- messages -------------------------------------------------------------- */
 
 /* Where a field lives, for messages: the file, the object, a key prefix
@@ -23,24 +26,12 @@ typedef struct zb_field_ctx {
     const char *prefix;
 } zb_field_ctx;
 
-/* Copies at most `max_chars` of `s` into out, replacing anything that is
- * not printable ASCII so a message stays on one line. */
-static void zb_sanitize(const char *s, size_t max_chars, char *out, size_t n) {
-    size_t i = 0;
-    for (; s[i] != '\0' && i < max_chars && i + 1 < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-    }
-    out[i] = '\0';
-    if (s[i] != '\0' && i + 4 < n) strcat(out, "...");
-}
-
 /* A short description of a JSON value for "got ..." in messages. */
 static void zb_describe(const json_t *v, char *out, size_t n) {
     char text[48];
     switch (json_typeof(v)) {
     case JSON_STRING:
-        zb_sanitize(json_string_value(v), 40, text, sizeof text);
+        zb_escape(json_string_value(v), 40, text, sizeof text);
         snprintf(out, n, "\"%s\"", text);
         return;
     case JSON_INTEGER: snprintf(out, n, "%lld", (long long)json_integer_value(v)); return;
@@ -135,7 +126,7 @@ static zb_status zb_parse_root(const char *text, size_t len, const char *file, j
     json_t *root = json_loadb(text != NULL ? text : "", len, JSON_REJECT_DUPLICATES, &err);
     if (root == NULL) {
         char why[96];
-        zb_sanitize(err.text, 80, why, sizeof why);
+        zb_escape(err.text, 80, why, sizeof why);
         return ZB_FAIL(ZB_ERR_INVALID, "%s:%d:%d: invalid JSON: %s", file, err.line, err.column,
                        why);
     }
@@ -478,37 +469,14 @@ static zb_status zb_not_found(const char *kind, const char *name, const char *pa
                    zb_kind_label(kind), name, path, names);
 }
 
-/* Reads the whole file into a NUL-terminated buffer the caller frees. */
+/* Reads the whole file into a NUL-terminated buffer the caller frees; a
+ * FIFO, a folder or an oversized file is refused before it is read. */
 static zb_status zb_read_file(const char *kind, const char *name, const char *path, char **text,
                               size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        if (errno == ENOENT || errno == ENOTDIR) return zb_not_found(kind, name, path);
-        return ZB_FAIL(ZB_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > ZB_PROFILE_MAX_BYTES) {
-        fclose(f);
-        return ZB_FAIL(ZB_ERR_INVALID, "%s: not a regular file of at most %d bytes", path,
-                       ZB_PROFILE_MAX_BYTES);
-    }
-    size_t size = (size_t)st.st_size;
-    char *buf = (char *)malloc(size + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return ZB_FAIL(ZB_ERR_NOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(buf, 1, size, f);
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return ZB_FAIL(ZB_ERR_IO, "%s: read failed", path);
-    }
-    buf[got] = '\0';
-    *text = buf;
-    *len = got;
-    return ZB_OK;
+    int open_errno = 0;
+    zb_status s = zb_input_read(path, ZB_PROFILE_MAX_BYTES, text, len, &open_errno);
+    if (s != ZB_OK && (open_errno == ENOENT || open_errno == ENOTDIR)) return zb_not_found(kind, name, path);
+    return s;
 }
 
 zb_status zb_hw_profile_load(const char *name_or_path, zb_hw_profile *out) {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
+
 static _Thread_local char zb_last_error[ZB_ERROR_MAX];
 
 static const char *zb_basename(const char *path) {
@@ -18,7 +20,11 @@ zb_status zb_error_set(zb_status code, const char *file, int line, const char *f
     va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
-    snprintf(zb_last_error, sizeof zb_last_error, "%s (%s:%d)", body, zb_basename(file), line);
+    /* Whatever a message quotes from a file or an argument, it stays one
+     * line and sends nothing to the terminal (escape.h). */
+    char shown[ZB_ERROR_MAX];
+    zb_escape(body, 0, shown, sizeof shown);
+    snprintf(zb_last_error, sizeof zb_last_error, "%s (%s:%d)", shown, zb_basename(file), line);
     return code;
 }
 

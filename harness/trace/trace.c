@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
+
 /* The value's syntax alone, without recording an error: zb_now_ns may run
  * on a thread that has an error message of its own to keep. */
 static bool skew_value(const char *value, int64_t *out) {
@@ -23,10 +25,8 @@ static bool skew_value(const char *value, int64_t *out) {
 
 zb_status zb_clock_skew_parse(const char *value, int64_t *out) {
     if (skew_value(value, out)) return ZB_OK;
-    char shown[68] = "";
-    size_t n = 0;
-    for (; value && value[n] && n < 64; n++) shown[n] = (value[n] < 0x20 || value[n] == 0x7f) ? '?' : value[n];
-    strcpy(shown + n, value && value[n] ? "..." : ""); /* one line, at most 64 characters of it */
+    char shown[96];
+    zb_escape(value, 64, shown, sizeof shown); /* one line, at most 64 characters of it */
     return ZB_FAIL(ZB_ERR_INVALID, "%s='%s': expected an integer number of nanoseconds within +-%lld "
                    "(a test hook that shifts this process's clock)", ZB_TEST_CLOCK_SKEW_ENV,
                    shown, (long long)ZB_TEST_CLOCK_SKEW_MAX_NS);
