@@ -145,7 +145,8 @@ void zb_cuda_op_end(zb_stream *s);
  * stream. Every wait is bounded by cfg.timeout_s. Design and the deadlock
  * that cudaLaunchHostFunc would allow: harness/device/cuda/device_cuda_host.c.
  * ZB_CUDA_HOST_WAIT=callback makes the stream wait in a CUDA host function
- * instead of cuStreamWaitValue32 (the fallback, for checking it on a GPU).
+ * instead of cuStreamWaitValue32 (the fallback, for checking it on a GPU);
+ * in that mode host ops run one at a time per device (no overlap).
  * On failure to queue, neither fn nor cleanup runs. */
 zb_status zb_device_cuda_launch_host(zb_stream *s, zb_host_fn fn, void *arg,
                                      zb_host_cleanup cleanup, const zb_op_info *info);

@@ -394,6 +394,8 @@ zb_status zb_device_cuda_create(const zb_device_config *cfg, zb_device **out) {
     if (d->base.cfg.timeout_s <= 0) d->base.cfg.timeout_s = 300.0;
     d->ordinal = (cfg->local_rank > 0 ? cfg->local_rank : 0) % count;
     atomic_init(&d->n_issued, 0);
+    atomic_init(&d->host_wait_callback, false);
+    atomic_init(&d->host_callbacks_pending, 0);
     pthread_mutex_init(&d->lock, NULL);
     int rank = cfg->rank;
     zb_status st = ZB_CUDA_CHECK(rank, cudaSetDevice(d->ordinal));

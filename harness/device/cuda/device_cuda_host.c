@@ -48,9 +48,16 @@
  * Fallback, where the entry point is missing, the driver answers
  * CUDA_ERROR_NOT_SUPPORTED, or ZB_CUDA_HOST_WAIT=callback is set: the stream
  * waits in a cudaLaunchHostFunc function that polls `done` (bounded). That
- * function still blocks the shared driver thread, but only until its own
- * fn finishes, and fn (on the proxy) never needs the driver thread: the
- * cycle above cannot form; other streams' host functions are only delayed.
+ * function blocks the shared driver thread until its own fn finishes. With
+ * one such wait queued per device that is safe: fn needs only its peers'
+ * fns, and theirs need only GPU work. With two, it is not: rank 0's driver
+ * thread can sit in stream X's wait while the op its peer needs on stream Y
+ * is queued behind it, and rank 1's the other way round, a cycle only the
+ * timeout ends. So in this mode launch_host first waits (bounded) until
+ * every earlier host function of the device has returned: host ops run one
+ * at a time, in issue order, and the issuing thread is held meanwhile, so
+ * communication through host ops does not overlap compute here (the note
+ * printed when the fallback is chosen says so).
  *
  * Rules for fn: it runs on the proxy thread while its stream waits, so it
  * must not wait for later work of its own stream; it should not call CUDA
@@ -149,7 +156,40 @@ static void CUDART_CB callback_wait_run(void *p) {
         nanosleep(&ts, NULL);
         if (sleep_ns < 50000) sleep_ns *= 2;
     }
+    atomic_fetch_sub(&cuda_dev(x->s->base.dev)->host_callbacks_pending, 1);
     free(w);
+}
+
+/* Says once per device that host ops wait in host functions, one at a time. */
+static void note_callback_mode(cuda_host_proxy *x, const char *why) {
+    cuda_device *d = cuda_dev(x->s->base.dev);
+    if (atomic_exchange(&d->host_wait_callback, true)) return;
+    fprintf(stderr, "zerobench: note: rank %d: %s; host ops wait in a CUDA host function, one at a time "
+            "on this device, so communication through host ops (--comm mpi) does not overlap compute\n",
+            rank_of(x->s), why);
+}
+
+/* In the fallback, before a host op is issued: every earlier host function
+ * of the device has returned (see the top comment). Bounded like the
+ * functions themselves. Called without the proxy's lock (the proxy takes it
+ * to run the op that a pending function waits for). */
+static zb_status wait_callbacks_idle(cuda_stream *s) {
+    cuda_device *d = cuda_dev(s->base.dev);
+    if (!atomic_load(&d->host_wait_callback)) return ZB_OK;
+    double limit_s = 2.0 * d->base.cfg.timeout_s + 5.0;
+    int64_t deadline = zb_now_ns() + (int64_t)(limit_s * 1e9);
+    long sleep_ns = 1000;
+    while (atomic_load(&d->host_callbacks_pending) > 0) {
+        if (zb_now_ns() > deadline) {
+            return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: a host op on stream '%s' waited more than %g s for "
+                           "the device's earlier host ops to finish (callback fallback)", rank_of(s),
+                           s->base.name, limit_s);
+        }
+        struct timespec ts = {0, sleep_ns};
+        nanosleep(&ts, NULL);
+        if (sleep_ns < 50000) sleep_ns *= 2;
+    }
+    return ZB_OK;
 }
 
 /* Makes later work on the stream wait until done >= ticket (x->lock held). */
@@ -163,16 +203,20 @@ static zb_status issue_wait(cuda_host_proxy *x, uint32_t ticket) {
             return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: cuStreamWaitValue32 on stream '%s' failed "
                            "(CUresult %d)", rank, s->base.name, (int)r);
         }
-        fprintf(stderr, "zerobench: note: rank %d: cuStreamWaitValue32 is not supported here; "
-                "host ops on stream '%s' wait in a CUDA host function\n", rank, s->base.name);
+        note_callback_mode(x, "cuStreamWaitValue32 is not supported by this driver");
         x->use_callback = true;
     }
     callback_wait *w = (callback_wait *)malloc(sizeof *w);
     if (!w) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory queueing a host op on '%s'", s->base.name);
     w->x = x;
     w->ticket = ticket;
+    cuda_device *d = cuda_dev(s->base.dev);
+    atomic_fetch_add(&d->host_callbacks_pending, 1);
     zb_status st = ZB_CUDA_CHECK(rank, cudaLaunchHostFunc(s->stream, callback_wait_run, w));
-    if (st != ZB_OK) free(w);
+    if (st != ZB_OK) {
+        atomic_fetch_sub(&d->host_callbacks_pending, 1);
+        free(w);
+    }
     return st;
 }
 
@@ -255,6 +299,11 @@ static zb_status proxy_create(cuda_stream *s, cuda_host_proxy **out) {
     x->done_dev = (CUdeviceptr)(uintptr_t)word_dev;
     pthread_once(&wait_value32_once, find_wait_value32);
     x->use_callback = wait_value32 == NULL;
+    if (x->use_callback) {
+        const char *mode = getenv("ZB_CUDA_HOST_WAIT");
+        note_callback_mode(x, mode && !strcmp(mode, "callback") ? "ZB_CUDA_HOST_WAIT=callback is set"
+                                                                 : "cuStreamWaitValue32 was not found");
+    }
     if (pthread_create(&x->thread, NULL, proxy_main, x) != 0) {
         proxy_free(x);
         return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: could not start the host-op thread of stream '%s'",
@@ -313,6 +362,7 @@ zb_status zb_cuda_launch_host(zb_stream *zs, zb_host_fn fn, void *arg, zb_host_c
     if (!fn) return ZB_FAIL(ZB_ERR_INVALID, "rank %d: a host op without a function on '%s'", rank, zs->name);
     cuda_host_proxy *x = NULL;
     ZB_TRY(proxy_get(s, &x));
+    ZB_TRY(wait_callbacks_idle(s));
     host_op *op = (host_op *)calloc(1, sizeof *op);
     if (!op) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory queueing a host op on '%s'", zs->name);
     op->fn = fn;

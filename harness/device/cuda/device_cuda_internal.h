@@ -53,6 +53,10 @@ typedef struct cuda_device {
     cuda_stream *streams;
     int n_streams;
     atomic_uint_fast64_t n_issued; /* op seq numbers, in issue order */
+    /* the callback fallback of host ops (device_cuda_host.c): set once any
+     * stream waits in a CUDA host function; how many such waits are queued */
+    atomic_bool host_wait_callback;
+    atomic_int host_callbacks_pending;
     zb_cuda_op_hooks hooks;
 
     /* memory (device_cuda_mem.c) */
