@@ -48,8 +48,8 @@ class RMSNorm(nn.Module):
 def rope(x, theta=10000.0):
     """Rotate-half RoPE on [B, T, NH, D]; token t at position t."""
     T, D = x.shape[1], x.shape[3]
-    inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float32) / D)
-    ang = torch.arange(T, dtype=torch.float32)[:, None] * inv[None, :]
+    inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float32, device=x.device) / D)
+    ang = torch.arange(T, dtype=torch.float32, device=x.device)[:, None] * inv[None, :]
     c, s = ang.cos()[None, :, None, :], ang.sin()[None, :, None, :]
     x0, x1 = x[..., : D // 2], x[..., D // 2 :]
     return torch.cat([x0 * c - x1 * s, x0 * s + x1 * c], dim=-1)
