@@ -47,6 +47,7 @@ verdict() {
   local name=$1 log=$2
   shift 2
   if [ "$RC" -eq 200 ]; then record "$name" "NOT RUN" 0 "time budget of ${BUDGET_S}s spent"; return; fi
+  if [ "$RC" -eq 201 ]; then record "$name" "NOT RUN" 0 "not selected (ZB_GPU_CHECK_ONLY)"; return; fi
   if [ "$RC" -eq 124 ] || [ "$RC" -eq 137 ]; then
     if [ "${CAPPED:-0}" = 1 ]; then
       record "$name" "NOT RUN" "$DT" "cut short by the time budget of ${BUDGET_S}s (log: $log)"

@@ -49,6 +49,35 @@ want "stubborn step killed: RC $RC" [ "$RC" -eq 137 ]
 BUDGET_S=$SECONDS
 run late 60 late.log true
 want "no budget: RC $RC" [ "$RC" -eq 200 ]
+# ZB_GPU_CHECK_ONLY: a step it does not match is not started (NOT RUN, not
+# selected); one it matches runs; the build always runs.
+BUDGET_S=$((SECONDS + 100))
+ZB_GPU_CHECK_ONLY='^peer_|^step_np2'
+run gemm 60 gemm.log false
+want "unselected: RC $RC" [ "$RC" -eq 201 ]
+verdict "gemm" gemm.log >/dev/null
+want "unselected reads NOT RUN (not selected), not '${results[-1]} ${notes[-1]}'" \
+    [ "${results[-1]}" = "NOT RUN" ] && [[ "${notes[-1]}" == *"not selected"* ]]
+run step_np2_mpi_float 60 sel.log true
+want "selected: RC $RC" [ "$RC" -eq 0 ]
+run build 60 build.log true
+want "build always runs: RC $RC" [ "$RC" -eq 0 ]
+unset ZB_GPU_CHECK_ONLY
+# A step still running RUN_STACKS_S before its limit gets its processes'
+# threads dumped (ci/gpu-stacks.sh; here a process named like a test);
+# one that ends in time gets none and is not held up by the watcher.
+RUN_STACKS_S=2
+cp "$(command -v sleep)" "$tmp/test_hang"
+run hang 5 hang.log "$tmp/test_hang" 30
+want "hung step: RC $RC" [ "$RC" -eq 124 ]
+want "hung step: its threads dumped" grep -q "^==== pid .* (test_hang)" "$OUT_DIR/hang.stacks.txt"
+want "hung step: a thread's state listed" grep -qE "^  tid [0-9]+ +test_hang" "$OUT_DIR/hang.stacks.txt"
+want "hung step: the log points to the dump" grep -q "threads in hang.stacks.txt" "$OUT_DIR/hang.log"
+t0=$SECONDS
+run quick 20 quick.log true
+want "quick step: no dump" [ ! -e "$OUT_DIR/quick.stacks.txt" ]
+want "quick step: not held by the watcher ($((SECONDS - t0)) s)" [ $((SECONDS - t0)) -lt 10 ]
+RUN_STACKS_S=30
 [ "$(zb_timeout 120)" -lt 120 ] && [ "$(zb_timeout 40)" -lt 40 ]
 want "zerobench's --timeout inside the limit" [ $? -eq 0 ]
 

@@ -193,7 +193,7 @@ static void test_errors_and_timeout(void) {
     zb_gemm_desc g = {false, false, n, n, n, 1.0f, 0.0f, a, n, b, n, c, n, ZB_DTYPE_F32};
     double sec = 1.0;
     ZB_CHECK(zb_cuda_gemm_direct_time(dev, &g, 0, 0, &sec) == ZB_ERR_INVALID && sec == 0.0);
-    ZB_CHECK_MSG(strstr(zb_error_message(), "f32 gemm m=4096 n=4096 k=4096"), "'%s'",
+    ZB_CHECK_MSG(strstr(zb_error_message(), "float gemm m=4096 n=4096 k=4096"), "'%s'",
                  zb_error_message());
     zb_gemm_desc bad = g;
     bad.lda = 8;

@@ -68,6 +68,12 @@ static void test_prepare(void) {
     g = valid_desc();
     g.k = 0;
     ZB_CHECK(zb_gemm_direct_prepare(&g, 1, 1, &got) == ZB_ERR_INVALID);
+    /* an fp32 GEMM is named "float" (tests/gpu/test_gemm_direct.c looks for
+     * this text on a GPU; its first run looked for "f32" and failed) */
+    g = valid_desc();
+    g.dtype = ZB_DTYPE_F32;
+    ZB_CHECK(zb_gemm_direct_prepare(&g, 0, 0, &got) == ZB_ERR_INVALID);
+    ZB_CHECK_MSG(strstr(zb_error_message(), "float gemm m=4 n=3 k=2"), "'%s'", zb_error_message());
 }
 
 static void test_seconds(void) {
