@@ -5,19 +5,31 @@
  *
  * Design: one proxy thread per stream (created at the stream's first host
  * op). launch_host(s, fn, ...) issues, on s:
- *     cudaEventRecord(reached)                  the stream got to the op
+ *     cuStreamWriteValue32(reached = ticket)    the stream got to the op
  *     cuStreamWaitValue32(done >= ticket)       later work waits for fn
- * and queues {fn, reached, ticket} to s's proxy. The proxy takes its ops in
- * FIFO order: it polls `reached` (zb_cuda_wait_event: cudaEventQuery with a
- * back-off, until cfg.timeout_s), runs fn on its own thread, records the
- * trace record, runs the cleanup, then stores `ticket` into `done` (a word of
- * mapped pinned host memory) and the stream goes on. Whatever happens (the
- * wait timed out, the stream is broken or already failed, fn failed) the
- * proxy still stores the ticket, so the stream is never left waiting on the
- * GPU: every wait is bounded by a timeout, on the host (proxy, stream_sync)
- * and so on the GPU. A failure becomes the stream's sticky error, reported by
- * the next stream_sync, as on the cpu device. `ticket` grows by one per op;
- * CU_STREAM_WAIT_VALUE_GEQ compares cyclically, so it may wrap.
+ * and queues {fn, ticket} to s's proxy. `reached` and `done` are words of
+ * mapped pinned host memory. The proxy takes its ops in FIFO order: it polls
+ * `reached` (plain loads with a back-off, until cfg.timeout_s), runs fn on
+ * its own thread, records the trace record, runs the cleanup, then stores
+ * `ticket` into `done` and the stream goes on. Whatever happens (the wait
+ * timed out, the stream already failed, fn failed) the proxy still stores
+ * the ticket, so the stream is never left waiting on the GPU: every wait is
+ * bounded by a timeout, on the host (proxy, stream_sync) and so on the GPU.
+ * A failure becomes the stream's sticky error, reported by the next
+ * stream_sync, as on the cpu device. `ticket` grows by one per op; both
+ * compares are cyclic, so it may wrap.
+ *
+ * The proxy makes no CUDA call between taking an op and releasing it. The
+ * first GPU run (2026-12-04, H200, driver 580) showed why: the proxy then
+ * polled a `reached` event (cudaEventQuery) and destroyed it afterwards
+ * (cudaEventDestroy), while the issuing thread's next kernel launch was
+ * the kernel's first, which loads its module (CUDA's lazy loading) under a
+ * context-wide lock and waits for the device; the device waited for `done`,
+ * the proxy for the lock: the step hung in cuLaunchKernel and
+ * cuEventDestroy_v2 (ci/gpu-stacks.sh showed both), with one rank as with
+ * two. Any CUDA call that takes that lock and waits for the GPU (module
+ * loads, cudaFree, cuBLASLt's own first launches) closes the same cycle, so
+ * the proxy's whole path is plain memory and MPI.
  *
  * Why not cudaLaunchHostFunc (the first implementation): CUDA runs the host
  * functions of all streams of a process on one driver thread, in an order
@@ -45,9 +57,10 @@
  * work, seen through `reached`; other streams' work through the events the
  * harness records) was issued before the wait, so a stream sharing a
  * hardware queue with it is never held behind it by work it needs.
- * Fallback, where the entry point is missing, the driver answers
+ * Fallback, where either entry point is missing, the driver answers
  * CUDA_ERROR_NOT_SUPPORTED, or ZB_CUDA_HOST_WAIT=callback is set: the stream
- * waits in a cudaLaunchHostFunc function that polls `done` (bounded). That
+ * waits in a cudaLaunchHostFunc function that stores `reached` and polls
+ * `done` (bounded; no CUDA calls). That
  * function blocks the shared driver thread until its own fn finishes. With
  * one such wait queued per device that is safe: fn needs only its peers'
  * fns, and theirs need only GPU work. With two, it is not: rank 0's driver
@@ -83,8 +96,7 @@ typedef struct host_op {
     zb_op_info info;
     char label[ZB_LABEL_MAX];
     uint64_t seq;
-    cudaEvent_t reached; /* recorded on the stream just before the op */
-    uint32_t ticket;     /* the stream goes on once done >= ticket */
+    uint32_t ticket; /* the stream wrote reached = ticket before the op; goes on once done >= ticket */
 } host_op;
 
 struct cuda_host_proxy {
@@ -95,8 +107,9 @@ struct cuda_host_proxy {
     host_op *head, *tail;
     bool stop;
     uint32_t issued;        /* the last ticket a stream wait was issued for */
-    volatile uint32_t *done; /* mapped pinned host word: the last released ticket */
-    CUdeviceptr done_dev;
+    volatile uint32_t *done;    /* mapped pinned host word: the last released ticket */
+    volatile uint32_t *reached; /* mapped pinned host word: the last ticket the stream got to */
+    CUdeviceptr done_dev, reached_dev;
     bool use_callback; /* the stream waits in a host function, not cuStreamWaitValue32 */
 };
 
@@ -105,23 +118,30 @@ static int rank_of(const cuda_stream *s) { return s->base.dev->cfg.rank; }
 /* ---- the stream-side wait ------------------------------------------------------- */
 
 static PFN_cuStreamWaitValue32_v11070 wait_value32;
-static pthread_once_t wait_value32_once = PTHREAD_ONCE_INIT;
+static PFN_cuStreamWriteValue32_v11070 write_value32;
+static pthread_once_t stream_memops_once = PTHREAD_ONCE_INIT;
 
-static void find_wait_value32(void) {
-    const char *mode = getenv("ZB_CUDA_HOST_WAIT");
-    if (mode && !strcmp(mode, "callback")) return;
+static void *driver_entry(const char *name) {
     void *fn = NULL;
     enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
-    cudaError_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000,
-                                                     cudaEnableDefault, &found);
+    cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found);
 #else
-    cudaError_t e = cudaGetDriverEntryPoint("cuStreamWaitValue32", &fn, cudaEnableDefault, &found);
+    cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found);
 #endif
-    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess && fn) {
-        wait_value32 = (PFN_cuStreamWaitValue32_v11070)fn;
-    } else {
-        (void)cudaGetLastError();
+    if (e == cudaSuccess && found == cudaDriverEntryPointSuccess && fn) return fn;
+    (void)cudaGetLastError();
+    return NULL;
+}
+
+/* Both stream memory operations, or neither (then the callback fallback). */
+static void find_stream_memops(void) {
+    const char *mode = getenv("ZB_CUDA_HOST_WAIT");
+    if (mode && !strcmp(mode, "callback")) return;
+    void *w = driver_entry("cuStreamWaitValue32"), *v = driver_entry("cuStreamWriteValue32");
+    if (w && v) {
+        wait_value32 = (PFN_cuStreamWaitValue32_v11070)w;
+        write_value32 = (PFN_cuStreamWriteValue32_v11070)v;
     }
 }
 
@@ -134,12 +154,20 @@ static bool released(const cuda_host_proxy *x, uint32_t ticket) {
     return (int32_t)(*x->done - ticket) >= 0;
 }
 
+static bool got_to(const cuda_host_proxy *x, uint32_t ticket) {
+    return (int32_t)(*x->reached - ticket) >= 0;
+}
+
 /* The fallback wait, on CUDA's host-function thread: no CUDA calls. Bounded:
  * fn started when the stream got here and ends within its own timeout; the
  * margin covers the proxy's wake-up and the cleanup. */
 static void CUDART_CB callback_wait_run(void *p) {
     callback_wait *w = (callback_wait *)p;
     cuda_host_proxy *x = w->x;
+    /* the stream got here: the op may run (the proxy polls this word) */
+    atomic_thread_fence(memory_order_seq_cst);
+    *x->reached = w->ticket;
+    atomic_thread_fence(memory_order_seq_cst);
     double timeout_s = x->s->base.dev->cfg.timeout_s;
     int64_t deadline = zb_now_ns() + (int64_t)((2.0 * timeout_s + 5.0) * 1e9);
     long sleep_ns = 1000;
@@ -192,18 +220,28 @@ static zb_status wait_callbacks_idle(cuda_stream *s) {
     return ZB_OK;
 }
 
-/* Makes later work on the stream wait until done >= ticket (x->lock held). */
+/* Marks the op's place (reached = ticket, once the stream's earlier work is
+ * done and visible: the write's default flags fence it) and makes later work
+ * on the stream wait until done >= ticket (x->lock held). */
 static zb_status issue_wait(cuda_host_proxy *x, uint32_t ticket) {
     cuda_stream *s = x->s;
     int rank = rank_of(s);
     if (!x->use_callback) {
-        CUresult r = wait_value32((CUstream)s->stream, x->done_dev, ticket, CU_STREAM_WAIT_VALUE_GEQ);
-        if (r == CUDA_SUCCESS) return ZB_OK;
-        if (r != CUDA_ERROR_NOT_SUPPORTED) {
-            return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: cuStreamWaitValue32 on stream '%s' failed "
-                           "(CUresult %d)", rank, s->base.name, (int)r);
+        const char *call = "cuStreamWriteValue32";
+        CUresult r = write_value32((CUstream)s->stream, x->reached_dev, ticket, CU_STREAM_WRITE_VALUE_DEFAULT);
+        if (r == CUDA_SUCCESS) {
+            call = "cuStreamWaitValue32";
+            r = wait_value32((CUstream)s->stream, x->done_dev, ticket, CU_STREAM_WAIT_VALUE_GEQ);
+            if (r == CUDA_SUCCESS) return ZB_OK;
+            /* not supported: the mark is already queued; the callback below stores it again */
         }
-        note_callback_mode(x, "cuStreamWaitValue32 is not supported by this driver");
+        if (r != CUDA_ERROR_NOT_SUPPORTED) {
+            return ZB_FAIL(ZB_ERR_INTERNAL, "rank %d: %s on stream '%s' failed (CUresult %d)", rank, call,
+                           s->base.name, (int)r);
+        }
+        char why[96];
+        snprintf(why, sizeof why, "%s is not supported by this driver", call);
+        note_callback_mode(x, why);
         x->use_callback = true;
     }
     callback_wait *w = (callback_wait *)malloc(sizeof *w);
@@ -222,13 +260,30 @@ static zb_status issue_wait(cuda_host_proxy *x, uint32_t ticket) {
 
 /* ---- the proxy thread ------------------------------------------------------------ */
 
+/* Waits, bounded by the timeout and without any CUDA call (see the top
+ * comment), until the stream got to the op. */
+static zb_status wait_reached(cuda_host_proxy *x, const host_op *op) {
+    cuda_stream *s = x->s;
+    double timeout_s = s->base.dev->cfg.timeout_s;
+    int64_t deadline = zb_now_ns() + (int64_t)(timeout_s * 1e9);
+    long sleep_ns = 500;
+    while (!got_to(x, op->ticket)) {
+        if (zb_now_ns() > deadline) {
+            return ZB_FAIL(ZB_ERR_TIMEOUT, "rank %d: waited more than %g s for stream '%s' to reach host op "
+                           "'%s' (unit %d)", rank_of(s), timeout_s, s->base.name, op->label, op->info.unit);
+        }
+        struct timespec ts = {0, sleep_ns};
+        nanosleep(&ts, NULL);
+        if (sleep_ns < 20000) sleep_ns *= 2;
+    }
+    atomic_thread_fence(memory_order_seq_cst); /* the stream's writes before the mark, then fn's reads */
+    return ZB_OK;
+}
+
 static void run_op(cuda_host_proxy *x, host_op *op) {
     cuda_stream *s = x->s;
     cuda_device *d = cuda_dev(s->base.dev);
-    char what[160];
-    snprintf(what, sizeof what, "stream '%s' to reach host op '%s' (unit %d)", s->base.name,
-             op->label, op->info.unit);
-    zb_status st = zb_cuda_wait_event(d, op->reached, what);
+    zb_status st = wait_reached(x, op);
     if (st != ZB_OK) {
         zb_cuda_stream_set_error(s, st, zb_error_message());
     } else {
@@ -244,8 +299,6 @@ static void run_op(cuda_host_proxy *x, host_op *op) {
         }
     }
     if (op->cleanup) op->cleanup(op->arg);
-    cudaEventDestroy(op->reached);
-    (void)cudaGetLastError();
     /* fn's writes (e.g. MPI into a staging buffer) before the release. */
     atomic_thread_fence(memory_order_seq_cst);
     *x->done = op->ticket;
@@ -253,9 +306,8 @@ static void run_op(cuda_host_proxy *x, host_op *op) {
     free(op);
 }
 
-static void *proxy_main(void *p) {
+static void *proxy_main(void *p) { /* no CUDA calls here: see the top comment */
     cuda_host_proxy *x = (cuda_host_proxy *)p;
-    if (cudaSetDevice(cuda_dev(x->s->base.dev)->ordinal) != cudaSuccess) (void)cudaGetLastError();
     for (;;) {
         pthread_mutex_lock(&x->lock);
         while (!x->head && !x->stop) pthread_cond_wait(&x->cond, &x->lock);
@@ -287,9 +339,10 @@ static zb_status proxy_create(cuda_stream *s, cuda_host_proxy **out) {
     pthread_cond_init(&x->cond, NULL);
     void *word = NULL, *word_dev = NULL;
     zb_status st = ZB_CUDA_CHECK(rank, cudaHostAlloc(&word, 64, cudaHostAllocMapped | cudaHostAllocPortable));
-    if (st == ZB_OK) {
+    if (st == ZB_OK) { /* done at byte 0, reached at byte 32 of one 64-byte block */
         memset(word, 0, 64);
         x->done = (volatile uint32_t *)word;
+        x->reached = (volatile uint32_t *)((char *)word + 32);
         st = ZB_CUDA_CHECK(rank, cudaHostGetDevicePointer(&word_dev, word, 0));
     }
     if (st != ZB_OK) {
@@ -297,12 +350,14 @@ static zb_status proxy_create(cuda_stream *s, cuda_host_proxy **out) {
         return st;
     }
     x->done_dev = (CUdeviceptr)(uintptr_t)word_dev;
-    pthread_once(&wait_value32_once, find_wait_value32);
+    x->reached_dev = x->done_dev + 32;
+    pthread_once(&stream_memops_once, find_stream_memops);
     x->use_callback = wait_value32 == NULL;
     if (x->use_callback) {
         const char *mode = getenv("ZB_CUDA_HOST_WAIT");
-        note_callback_mode(x, mode && !strcmp(mode, "callback") ? "ZB_CUDA_HOST_WAIT=callback is set"
-                                                                 : "cuStreamWaitValue32 was not found");
+        note_callback_mode(x, mode && !strcmp(mode, "callback")
+                                  ? "ZB_CUDA_HOST_WAIT=callback is set"
+                                  : "cuStreamWaitValue32 or cuStreamWriteValue32 was not found");
     }
     if (pthread_create(&x->thread, NULL, proxy_main, x) != 0) {
         proxy_free(x);
@@ -371,17 +426,11 @@ zb_status zb_cuda_launch_host(zb_stream *zs, zb_host_fn fn, void *arg, zb_host_c
     op->info = zb_cuda_resolve_info(info, ZB_OP_COMPUTE, "host");
     snprintf(op->label, sizeof op->label, "%s", op->info.label);
     op->info.label = op->label;
-    zb_status st = ZB_CUDA_CHECK(rank, cudaEventCreateWithFlags(&op->reached, cudaEventDisableTiming));
-    if (st != ZB_OK) {
-        free(op);
-        return st;
-    }
-    /* Record, wait and queue as one step, so tickets follow stream order. */
+    /* Mark, wait and queue as one step, so tickets follow stream order. */
     pthread_mutex_lock(&x->lock);
     op->seq = (uint64_t)atomic_fetch_add(&cuda_dev(zs->dev)->n_issued, 1);
     op->ticket = x->issued + 1;
-    st = ZB_CUDA_CHECK(rank, cudaEventRecord(op->reached, s->stream));
-    if (st == ZB_OK) st = issue_wait(x, op->ticket);
+    zb_status st = issue_wait(x, op->ticket);
     if (st == ZB_OK) {
         x->issued = op->ticket;
         if (x->tail) x->tail->next = op;
@@ -390,11 +439,7 @@ zb_status zb_cuda_launch_host(zb_stream *zs, zb_host_fn fn, void *arg, zb_host_c
         pthread_cond_signal(&x->cond);
     }
     pthread_mutex_unlock(&x->lock);
-    if (st != ZB_OK) { /* not queued: the issuer still owns arg */
-        cudaEventDestroy(op->reached);
-        (void)cudaGetLastError();
-        free(op);
-    }
+    if (st != ZB_OK) free(op); /* not queued: the issuer still owns arg */
     return st;
 }
 
