@@ -16,7 +16,8 @@
  * uncorrelated (unit -1) and comm by its stream, NCCL's work (one rank: a
  * copy, no kernel) maps to its op as comm, RUNTIME, DRIVER, EXTERNAL_CORRELATION
  * and SYNCHRONIZATION records arrived, and nothing was dropped, lost to a
- * zero timestamp or a buffer error; the clock pairs agree. Window 2 repeats
+ * zero timestamp or a buffer error; the clock pairs agree within 1 ms (the
+ * records' own bound is the [t0, t1] check). Window 2 repeats
  * the GEMM op to check a second flush. Prints the counters. */
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -217,8 +218,17 @@ int main(void) {
     ZB_CHECK(s.n_by_kind[ZB_ACT_RUNTIME] > 0 && s.n_by_kind[ZB_ACT_DRIVER] > 0);
     ZB_CHECK(s.n_by_kind[ZB_ACT_EXTERNAL_CORRELATION] >= 4);
     ZB_CHECK(s.n_by_kind[ZB_ACT_SYNCHRONIZATION] > 0);
-    ZB_CHECK_MSG(s.clock_max_residual_ns <= ZB_CLOCK_MAP_TOLERANCE_NS,
-                 "clock pairs disagree by %lld ns", (long long)s.clock_max_residual_ns);
+    /* Pairs taken over the run (one per flush) disagree by more than the
+     * back-to-back start pairs the tracer's decision reads: CUPTI maps GPU
+     * timestamps onto the host clock by interpolation (cupti_activity.h,
+     * cuptiActivityRegisterTimestampCallback), and cuptiGetTimestamp follows
+     * that mapping. On the first H200 runs (2026-12-04) this residual was
+     * 84 us and 175 us; the records themselves stayed inside [t0, t1] above.
+     * The bound here catches a wrong clock (seconds, or a drift), not that
+     * interpolation noise: the SAME decision's 1 ms. */
+    ZB_CHECK_MSG(s.clock_max_residual_ns <= ZB_CLOCK_AGREE_NS,
+                 "clock pairs disagree by %lld ns (more than %d ns)", (long long)s.clock_max_residual_ns,
+                 ZB_CLOCK_AGREE_NS);
     cublasLtMatrixLayoutDestroy(g.layout);
     cublasLtMatmulDescDestroy(g.op);
     cublasLtDestroy(g.lt);
