@@ -67,6 +67,17 @@ static void progress(const zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_
             mode_name(mode), loss_text, ms, warmup ? "  (warm-up)" : "", ctx->simulated ? "  (simulated)" : "");
 }
 
+/* The device's own memory view, sampled after a step (outside its timed
+ * window): the cuda device samples the GPU's used memory only when it is
+ * asked or allocates, and a step allocates nothing of the harness's, so
+ * what NCCL, cuBLASLt or CUPTI took during the steps would go unseen
+ * (device_used_high_bytes). Best effort: the report's view comes later. */
+static void sample_device_view(zb_bench_ctx *ctx) {
+    if (!ctx->backends.device->mem_view) return;
+    zb_dev_mem_view mv;
+    if (ctx->backends.device->mem_view(ctx->dev, &mv) != ZB_OK) zb_error_clear();
+}
+
 /* Runs step `s` (its data) in the engine's current schedule `mode`; a
  * measured step (m >= 0) goes into ps[m]. `first`: the schedule's first
  * step (its loss_first). `index`: the step's number within its schedule,
@@ -77,6 +88,7 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
     size_t first_record = ctx->dev->cfg.trace->n_records;
     zb_step_result r;
     ZB_TRY(zb_engine_step(e, s, &r));
+    sample_device_view(ctx);
     float loss = 0;
     ZB_TRY(zb_mpi_allreduce_bounded(&r.loss, &loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                                     "summing the step's loss", cfg->timeout_s));

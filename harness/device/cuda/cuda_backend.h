@@ -60,7 +60,9 @@ typedef struct zb_cuda_meminfo {
                                     (context + cuBLASLt), before any harness
                                     allocation */
     size_t used_high_bytes;      /* highest total - free sampled: at creation,
-                                    at every allocation, at every meminfo call */
+                                    at every allocation, at every meminfo call
+                                    (the step makes one after every step): a
+                                    lower bound, blind inside a step */
     size_t pool_reserved_bytes;  /* the harness pool now */
     size_t pool_used_bytes;
     size_t pool_reserved_high_bytes; /* since creation or mem_reset_peak */
