@@ -1,6 +1,7 @@
 /* CUPTI record -> trace record mapping (harness/device/cuda/cupti_map.h) on synthetic
  * activity records: correlation to op label/unit, NCCL kernel names and the
- * comm stream -> comm, copies and memsets of a collective -> comm (by
+ * comm stream -> comm, NCCL kernels without correlation matched to their
+ * collective op by order, copies and memsets of a collective -> comm (by
  * correlation, on any stream), other copies as their own kind, zero timestamps and
  * uncorrelated records counted, dropped-record accounting, clock conversion
  * exactness, the decision at tracer start on synthetic clock offsets (same
@@ -555,6 +556,85 @@ static void test_nvtx(void) {
     zb_nvtx_pop();
 }
 
+
+/* NCCL kernels launched from NCCL's own thread come without the op's
+ * external id: they get their collective op by order on their stream
+ * (cupti_map.h). */
+static void coll(zb_cupti_map *m, uint64_t id, const char *label, int unit, const char *name) {
+    zb_op_info info = {ZB_OP_COMM, label, unit, 1024, 0, name};
+    ZB_CHECK_OK(zb_cupti_map_push_op(m, id, &info, ZS_COMM));
+}
+
+static void test_nccl_by_order(void) {
+    zb_cupti_map m;
+    zb_trace t;
+    setup(&m, &t);
+    coll(&m, 30, "unit 0 all-gather", 0, "allgather");
+    push(&m, 31, "unit 0 forward", 0, ZB_OP_COMPUTE, 0, 1e6, ZS_COMPUTE);
+    coll(&m, 32, "unit 1 all-gather", 1, "allgather");
+    coll(&m, 33, "unit 1 reduce-scatter", 1, "reducescatter");
+    coll(&m, 34, "unit 0 reduce-scatter", 0, "reducescatter");
+    coll(&m, 35, "unit 0 all-gather again", 0, "allgather"); /* its kernel comes next window */
+    /* Delivered out of order; none correlated but the third reduce-scatter's. */
+    zb_act_record r = gpu(ZB_ACT_KERNEL, CS_COMM, 501, 3000, 3100, "ncclDevKernel_AllGather_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 502, 5000, 5100, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 503, 2000, 2100, "ncclDevKernel_AllGather_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    r = ext(504, 33, true); /* this one came correlated: op 33 */
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 504, 4000, 4100, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    /* NCCL on the compute stream, where no collective was registered: stays uncorrelated. */
+    r = gpu(ZB_ACT_KERNEL, CS_COMPUTE, 505, 6000, 6100, "ncclDevKernel_Generic");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    const zb_trace_record *x = find(&t, "unit 0 all-gather"); /* ran first: the first all-gather */
+    ZB_CHECK(x && x->unit == 0 && x->seq == 30 && x->start_ns == 2000 + OFFSET && x->kind == ZB_OP_COMM);
+    x = find(&t, "unit 1 all-gather");
+    ZB_CHECK(x && x->unit == 1 && x->seq == 32 && x->start_ns == 3000 + OFFSET);
+    x = find(&t, "unit 1 reduce-scatter"); /* by correlation */
+    ZB_CHECK(x && x->seq == 33 && x->start_ns == 4000 + OFFSET);
+    x = find(&t, "unit 0 reduce-scatter"); /* by order, skipping the correlated op 33 */
+    ZB_CHECK(x && x->unit == 0 && x->seq == 34 && x->start_ns == 5000 + OFFSET);
+    ZB_CHECK(x && strcmp(x->coll, "reducescatter") == 0); /* named: the arrival figures count it */
+    x = find(&t, "ncclDevKernel_Generic");
+    ZB_CHECK(x && x->unit == -1 && x->kind == ZB_OP_COMM && x->stream == ZS_COMPUTE);
+    zb_cupti_stats s;
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK_MSG(s.n_order_matched == 3 && s.n_uncorrelated == 1, "order matched %zu, uncorrelated %zu",
+                 s.n_order_matched, s.n_uncorrelated);
+
+    /* Next window: a generic kernel (no collective in its name) takes the
+     * op left over from the last window; the kind check skips an op of
+     * another collective. */
+    coll(&m, 36, "unit 1 reduce-scatter again", 1, "reducescatter");
+    coll(&m, 37, "unit 1 all-gather again", 1, "allgather");
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 601, 7000, 7100, "ncclDevKernel_Generic");
+    zb_cupti_map_record(&m, &r);
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 602, 8000, 8100, "ncclDevKernel_AllGather_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    x = find(&t, "unit 0 all-gather again");
+    ZB_CHECK(x && x->seq == 35 && x->start_ns == 7000 + OFFSET);
+    x = find(&t, "unit 1 all-gather again"); /* not op 36, a reduce-scatter */
+    ZB_CHECK(x && x->seq == 37 && x->start_ns == 8000 + OFFSET);
+    ZB_CHECK(!find(&t, "unit 1 reduce-scatter again"));
+    /* Two windows on, op 36 has aged out: a late kernel stays uncorrelated. */
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    r = gpu(ZB_ACT_KERNEL, CS_COMM, 701, 9000, 9100, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL");
+    zb_cupti_map_record(&m, &r);
+    ZB_CHECK_OK(zb_cupti_map_flush(&m, &t));
+    ZB_CHECK(!find(&t, "unit 1 reduce-scatter again"));
+    zb_cupti_map_get_stats(&m, &s);
+    ZB_CHECK_MSG(s.n_order_matched == 5 && s.n_uncorrelated == 2 && m.n_colls == 0,
+                 "order matched %zu, uncorrelated %zu, slots %zu", s.n_order_matched, s.n_uncorrelated, m.n_colls);
+    check_invariant(&m);
+    zb_trace_destroy(&t);
+    zb_cupti_map_free(&m);
+}
+
 int main(void) {
     test_correlation_and_classification();
     test_uncorrelated_and_streams();
@@ -565,6 +645,7 @@ int main(void) {
     test_clock_decide();
     test_names();
     test_copies_of_collectives();
+    test_nccl_by_order();
     test_overlap_on_mapped();
     test_tracer_not_running();
     test_nvtx();

@@ -175,6 +175,7 @@ void zb_cupti_map_free(zb_cupti_map *m) {
     zb_cupti_gen_free(&m->gen[0]);
     zb_cupti_gen_free(&m->gen[1]);
     free(m->pending);
+    free(m->colls);
     pthread_mutex_destroy(&m->lock);
     memset(m, 0, sizeof *m);
 }
@@ -196,6 +197,34 @@ zb_status zb_cupti_map_set_stream(zb_cupti_map *m, uint32_t cupti_stream_id, int
     }
     pthread_mutex_unlock(&m->lock);
     return s;
+}
+
+/* ---- NCCL kernels matched by order (see cupti_map.h) ------------------------ */
+
+/* Called with the lock held. */
+static zb_status zb_coll_slot_add(zb_cupti_map *m, uint64_t id, const zb_cupti_op *op) {
+    if (m->n_colls == m->cap_colls) {
+        size_t cap = m->cap_colls ? m->cap_colls * 2 : 256;
+        zb_cupti_coll_slot *grown = (zb_cupti_coll_slot *)realloc(m->colls, cap * sizeof *grown);
+        if (!grown) return ZB_FAIL(ZB_ERR_NOMEM, "CUPTI map: out of memory for %zu collective ops", cap);
+        m->colls = grown;
+        m->cap_colls = cap;
+    }
+    zb_cupti_coll_slot *c = &m->colls[m->n_colls++];
+    memset(c, 0, sizeof *c);
+    c->ext = id;
+    c->stream = op->stream;
+    memcpy(c->coll, op->coll, sizeof c->coll);
+    return ZB_OK;
+}
+
+/* The collective an NCCL kernel's name says, as the comm layer names it;
+ * NULL when the name says none (a generic kernel). */
+static const char *zb_nccl_kernel_coll(const char *name) {
+    if (strstr(name, "AllGather")) return "allgather";
+    if (strstr(name, "ReduceScatter")) return "reducescatter";
+    if (strstr(name, "AllReduce")) return "allreduce";
+    return NULL;
 }
 
 zb_status zb_cupti_map_push_op(zb_cupti_map *m, uint64_t id, const zb_op_info *info, int zb_stream) {
@@ -225,6 +254,7 @@ zb_status zb_cupti_map_push_op(zb_cupti_map *m, uint64_t id, const zb_op_info *i
     if (info->coll) strncpy(op->coll, info->coll, sizeof op->coll - 1);
     op->stream = zb_stream;
     m->stats.n_ops++;
+    if (op->kind == ZB_OP_COMM && op->coll[0]) s = zb_coll_slot_add(m, id, op);
 out:
     pthread_mutex_unlock(&m->lock);
     return s;
@@ -344,6 +374,63 @@ static const zb_cupti_op *zb_resolve(const zb_cupti_map *m, const zb_cupti_pendi
     return NULL;
 }
 
+static void zb_stream_of(const zb_cupti_map *m, uint32_t cupti_id, int *zb_stream, bool *is_comm);
+
+static void zb_coll_mark(zb_cupti_map *m, uint64_t ext) {
+    for (size_t c = 0; c < m->n_colls; c++) {
+        if (m->colls[c].ext == ext) m->colls[c].matched = true;
+    }
+}
+
+typedef struct zb_start_index {
+    uint64_t start_ns;
+    size_t i;
+} zb_start_index;
+
+static int zb_by_start(const void *a, const void *b) {
+    const zb_start_index *x = (const zb_start_index *)a, *y = (const zb_start_index *)b;
+    if (x->start_ns != y->start_ns) return x->start_ns < y->start_ns ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Gives each uncorrelated NCCL kernel held in pending the id of its
+ * collective op (assigned[i], 0: none), by order (see cupti_map.h), then
+ * forgets the ops matched or no longer resolvable. Lock held. An
+ * allocation failure leaves them uncorrelated. */
+static void zb_match_by_order(zb_cupti_map *m, uint64_t *assigned) {
+    zb_start_index *idx = (zb_start_index *)malloc((m->n_pending ? m->n_pending : 1) * sizeof *idx);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_pending; i++) {
+        const zb_cupti_pending *p = &m->pending[i];
+        if (p->kind != ZB_ACT_KERNEL || !p->nccl_name) continue;
+        uint64_t ext = 0;
+        if (zb_resolve(m, p, &ext)) zb_coll_mark(m, ext); /* came correlated */
+        else if (idx) idx[n++] = (zb_start_index){p->start_ns, i};
+    }
+    if (idx) qsort(idx, n, sizeof *idx, zb_by_start);
+    for (size_t k = 0; k < n; k++) {
+        const zb_cupti_pending *p = &m->pending[idx[k].i];
+        int stream;
+        bool on_comm;
+        zb_stream_of(m, p->stream_id, &stream, &on_comm);
+        const char *kind = zb_nccl_kernel_coll(p->name);
+        for (size_t c = 0; stream >= 0 && c < m->n_colls; c++) {
+            zb_cupti_coll_slot *slot = &m->colls[c];
+            if (slot->matched || slot->stream != stream || (kind && strcmp(kind, slot->coll) != 0)) continue;
+            if (!zb_gen_lookup_op(m, slot->ext)) continue; /* aged out */
+            slot->matched = true;
+            assigned[idx[k].i] = slot->ext;
+            break;
+        }
+    }
+    free(idx);
+    size_t kept = 0;
+    for (size_t c = 0; c < m->n_colls; c++) {
+        if (!m->colls[c].matched && zb_gen_lookup_op(m, m->colls[c].ext)) m->colls[kept++] = m->colls[c];
+    }
+    m->n_colls = kept;
+}
+
 static void zb_stream_of(const zb_cupti_map *m, uint32_t cupti_id, int *zb_stream, bool *is_comm) {
     *zb_stream = -1;
     *is_comm = m->comm_stream_id >= 0 && (int64_t)cupti_id == m->comm_stream_id;
@@ -364,6 +451,8 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
                        m->n_pending);
     }
     bool tracing = t && t->enabled;
+    uint64_t *assigned = tracing ? (uint64_t *)calloc(m->n_pending ? m->n_pending : 1, sizeof *assigned) : NULL;
+    if (assigned) zb_match_by_order(m, assigned);
     for (size_t i = 0; i < m->n_pending; i++) {
         const zb_cupti_pending *p = &m->pending[i];
         if (!tracing) {
@@ -372,6 +461,11 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
         }
         uint64_t ext = 0;
         const zb_cupti_op *op = zb_resolve(m, p, &ext);
+        if (!op && assigned && assigned[i]) {
+            ext = assigned[i];
+            op = zb_gen_lookup_op(m, ext);
+            if (op) m->stats.n_order_matched++;
+        }
         int stream;
         bool on_comm;
         zb_stream_of(m, p->stream_id, &stream, &on_comm);
@@ -412,6 +506,7 @@ zb_status zb_cupti_map_flush(zb_cupti_map *m, zb_trace *t) {
         m->stats.n_emitted++;
         m->stats.n_emitted_by_kind[info.kind]++;
     }
+    free(assigned);
     m->n_pending = 0;
     m->stats.n_pending = 0;
     /* Age the id tables: the previous generation goes, the current one stays

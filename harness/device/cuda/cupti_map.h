@@ -33,7 +33,15 @@
  *   kernel without correlation            -> ZB_OP_COMPUTE
  * Label and unit: the op's when correlated; otherwise the kernel's short name
  * (Itanium mangling reduced to the function name, "memcpy HtoD", ...) and unit
- * -1, counted in n_uncorrelated. Bytes: memcpy/memset their own; kernels the
+ * -1, counted in n_uncorrelated. Except NCCL's kernels: a non-blocking NCCL
+ * communicator launches them from a thread of its own, away from the
+ * thread that pushed the op's external id, so they come uncorrelated. They
+ * are matched by order instead: per zerobench stream, the collective ops
+ * (kind comm, a `coll` name) in the order they were registered, against
+ * that stream's uncorrelated NCCL kernels in the order they ran (start
+ * time), skipping ops whose kernel came correlated, and an op of another
+ * collective than the kernel's name says (AllGather, ReduceScatter,
+ * AllReduce; a name without one matches any). Counted in n_order_matched. Bytes: memcpy/memset their own; kernels the
  * op's bytes and flops (every kernel of one op carries the op's values, so
  * never sum them over the trace). Stream: the zerobench stream registered for
  * the record's CUDA stream, else the op's stream, else
@@ -167,6 +175,7 @@ typedef struct zb_cupti_stats {
     size_t n_emitted;         /* trace records appended */
     size_t n_emitted_by_kind[ZB_OP_KIND_COUNT];
     size_t n_uncorrelated;    /* emitted with the kernel name as label, unit -1 */
+    size_t n_order_matched;   /* NCCL kernels given their collective op by order */
     size_t n_zero_timestamp;  /* start or end 0: excluded */
     size_t n_inverted;        /* end < start: excluded */
     size_t n_discarded;       /* flushed into no trace (NULL or tracing off),
@@ -218,6 +227,14 @@ typedef struct zb_cupti_pending {
     char name[ZB_LABEL_MAX];
 } zb_cupti_pending;
 
+/* A registered collective op awaiting its NCCL kernel (internal). */
+typedef struct zb_cupti_coll_slot {
+    uint64_t ext;   /* the op's id */
+    int stream;     /* its zerobench stream */
+    bool matched;   /* its kernel has been seen */
+    char coll[ZB_COLL_NAME_MAX];
+} zb_cupti_coll_slot;
+
 typedef struct zb_cupti_map {
     pthread_mutex_t lock;
     int64_t comm_stream_id; /* designated comm CUDA stream (CUPTI id) or -1 */
@@ -226,6 +243,8 @@ typedef struct zb_cupti_map {
     zb_cupti_gen gen[2]; /* [0] current, [1] previous */
     zb_cupti_pending *pending;
     size_t n_pending, cap_pending;
+    zb_cupti_coll_slot *colls; /* collective ops in registration order */
+    size_t n_colls, cap_colls;
     zb_clock_map clock;
     zb_cupti_stats stats;
 } zb_cupti_map;
