@@ -60,6 +60,18 @@ enum {
     ZB_BENCH_NODE_LIST = 1u << 2,    /* takes a list of node counts, --nodes 1,2,4 (a simulated backend) */
 };
 
+/* The largest buffers a benchmark holds at once, per rank, and the flag
+ * that sized them: what the memory check (bench_mem.c) compares with the
+ * memory a rank has before anything is allocated. */
+typedef struct zb_mem_need {
+    double device_bytes; /* from the device's allocator (host memory on cpu) */
+    double host_bytes;   /* host copies beside them: staging, check inputs */
+    char flag[48];       /* the flag that sized them: "-e/--maxbytes" */
+    char value[80];      /* its value: "16G" */
+    char device_what[96]; /* what the device bytes are: "send and receive buffers of 16G each" */
+    char host_what[96];   /* what the host bytes are: "a host staging copy of 16G" */
+} zb_mem_need;
+
 /* A benchmark: everything the CLI and main need to know about a command. */
 typedef struct zb_bench {
     const char *name; /* the subcommand */
@@ -75,6 +87,9 @@ typedef struct zb_bench {
      * the device's default parameter dtype. */
     zb_dtype (*peak_dtype)(const zb_config *cfg, zb_dtype device_default);
     zb_status (*run)(zb_bench_ctx *ctx);
+    /* Its largest buffers per rank (zb_mem_need), for zb_bench_check_memory
+     * before run; NULL: it checks its own (the step) or allocates little. */
+    zb_status (*memory_need)(const zb_bench_ctx *ctx, zb_mem_need *out);
     const struct zb_coll_def *coll; /* a collective's record (coll.h); NULL otherwise */
 } zb_bench;
 
@@ -86,6 +101,15 @@ const zb_bench *zb_bench_find(zb_command cmd);
 zb_status zb_bench_reduce_time(const zb_bench_ctx *ctx, double seconds, double *out);
 /* Sum of a per-rank count over ranks, into *out (collective, as above). */
 zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out);
+
+/* Host memory a rank may use: the node's physical memory shared by the
+ * ranks on it (bench_mem.c). */
+double zb_bench_host_memory_per_rank(const zb_bench_ctx *ctx);
+/* Refuses (ZB_ERR_INVALID, one line naming the flag, the bytes needed and
+ * the memory a rank has) a run whose memory_need does not fit, unless
+ * --force; collective (the ranks agree on the smallest memory, bounded by
+ * --timeout), before the benchmark allocates anything. */
+zb_status zb_bench_check_memory(const zb_bench_ctx *ctx);
 
 /* Every benchmark's plug-in, defined in its own file. */
 #define ZB_BENCH_DECLARE(id, name) extern const zb_bench zb_bench_##name;

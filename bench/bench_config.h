@@ -69,6 +69,7 @@ typedef struct zb_config {
     bool compare_direct; /* also time the library called directly */
     int64_t direct_rounds; /* --compare-direct: alternated rounds of each side */
     double straggler_pct; /* a rank this far from the median rank is named (stragglers.h) */
+    bool force;           /* skip the memory check before allocating (bench_mem.c) */
 
     /* gemm */
     int n_shapes;

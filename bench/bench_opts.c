@@ -51,8 +51,12 @@ static const zb_opt opt_direct_rounds = {
     "with --compare-direct: time the harness and the direct call alternately, this many rounds in rotated "
     "order, and report each side's best round (collectives: also the median paired overhead)"};
 
-static const zb_opt *const sweep_run[] = {&opt_iters, &opt_warmup, &opt_check, &opt_dtype,
-                                          &opt_average, &opt_direct, &opt_direct_rounds, NULL};
+static const zb_opt opt_force = {
+    "force", 0, ZB_OPT_FLAG, ZB_OPT_FIELD(force), 0, 0,
+    "allocate even when the largest buffers per rank exceed the memory a rank has (else refused, exit 2)"};
+
+static const zb_opt *const sweep_run[] = {&opt_iters,   &opt_warmup, &opt_check,         &opt_dtype,
+                                          &opt_average, &opt_direct, &opt_direct_rounds, &opt_force, NULL};
 const zb_opt_group zb_opts_sweep_run = {sweep_run, NULL};
 
 const zb_opt zb_opt_straggler_pct = {

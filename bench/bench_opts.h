@@ -68,7 +68,8 @@ typedef struct zb_opt_group {
 
 /* -b -e -f: the size sweep (gemm: M=N=K), checked -b <= -e. */
 extern const zb_opt_group zb_opts_sweep_range;
-/* -n -w -c -d -a --compare-direct: how each size is run and checked. */
+/* -n -w -c -d -a --compare-direct --direct-rounds --force: how each size is
+ * run and checked. */
 extern const zb_opt_group zb_opts_sweep_run;
 /* --model, shared by gemm and step. */
 extern const zb_opt zb_opt_model;

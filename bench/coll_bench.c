@@ -18,6 +18,7 @@
 #include "time_ranks.h"
 #include "metrics.h"
 #include "overlap.h"
+#include "parse.h"
 #include "row.h"
 
 #define ZB_COLL_SEED 0x5eedULL
@@ -288,6 +289,22 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
         if (st != ZB_OK) return st;
         if (size == UINT64_MAX) break;
     }
+    return ZB_OK;
+}
+
+/* The run's buffers (zb_coll_bench_run): two device buffers of -e bytes
+ * (send and receive: any size of the sweep fits them) and a host staging
+ * copy of as many, for the inputs and the check. */
+zb_status zb_coll_memory_need(const zb_bench_ctx *ctx, zb_mem_need *out) {
+    double bytes = (double)ctx->cfg->max_bytes;
+    char size[32];
+    zb_format_size(ctx->cfg->max_bytes, size, sizeof size);
+    out->device_bytes = 2.0 * bytes;
+    out->host_bytes = bytes;
+    snprintf(out->flag, sizeof out->flag, "-e/--maxbytes");
+    snprintf(out->value, sizeof out->value, "%s", size);
+    snprintf(out->device_what, sizeof out->device_what, "send and receive buffers of %s each", size);
+    snprintf(out->host_what, sizeof out->host_what, "a host staging copy of %s", size);
     return ZB_OK;
 }
 

@@ -17,6 +17,8 @@ extern "C" {
 
 /* Runs the collective of ctx->bench->coll. */
 zb_status zb_coll_bench_run(zb_bench_ctx *ctx);
+/* Its largest buffers per rank (bench.h's memory_need). */
+zb_status zb_coll_memory_need(const zb_bench_ctx *ctx, zb_mem_need *out);
 
 /* Every collective's options: the sweep, with -i/--stepbytes in it. */
 extern const zb_opt_group *const zb_coll_opt_groups[];
@@ -24,7 +26,7 @@ extern const zb_opt_group *const zb_coll_opt_groups[];
 /* The benchmark entry of the collective record `def` named `name`. */
 #define ZB_COLL_BENCH(name_, def_)                                                                  \
     {.name = name_, .groups = zb_coll_opt_groups, .flags = ZB_BENCH_SWEEP_HEADER,                  \
-     .run = zb_coll_bench_run, .coll = &def_}
+     .run = zb_coll_bench_run, .memory_need = zb_coll_memory_need, .coll = &def_}
 
 /* The plain MPI call from this thread (coll_direct.c), the baseline
  * --compare-direct times: def->direct (blocking) or def->direct_start with

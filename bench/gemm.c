@@ -306,6 +306,55 @@ static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_rows *t, c
     return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title, tr);
 }
 
+/* One shape's buffers (measure_shape): A, B and C on the device in the
+ * dtype, their fp32 host copies, and a bf16 staging copy of one of them. */
+static void shape_need(const gemm_shape *s, zb_dtype dtype, double *device, double *host) {
+    double na = (double)s->m * (double)s->k, nb = (double)s->k * (double)s->n, nc = (double)s->m * (double)s->n;
+    double largest = fmax(na, fmax(nb, nc));
+    *device = (na + nb + nc) * (double)zb_dtype_size(dtype);
+    *host = (na + nb + nc) * sizeof(float) + (dtype == ZB_DTYPE_F32 ? 0.0 : largest * sizeof(zb_bf16));
+}
+
+/* The flag that gave the shapes, and its value. */
+static void shape_flag(const zb_config *cfg, const gemm_shape *s, zb_mem_need *out) {
+    if (cfg->n_shapes > 0) {
+        snprintf(out->flag, sizeof out->flag, "--shape");
+        snprintf(out->value, sizeof out->value, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
+    } else if (cfg->model[0]) {
+        snprintf(out->flag, sizeof out->flag, "--model/--tokens");
+        snprintf(out->value, sizeof out->value, "%s", cfg->model);
+    } else {
+        snprintf(out->flag, sizeof out->flag, "-e/--maxbytes");
+        snprintf(out->value, sizeof out->value, "%lld", (long long)s->m);
+    }
+}
+
+/* The largest shape's buffers (shapes run one at a time; bench.h). */
+static zb_status gemm_memory_need(const zb_bench_ctx *ctx, zb_mem_need *out) {
+    gemm_shape shapes[ZB_MAX_SHAPES];
+    zb_status st;
+    int n = collect_shapes(ctx, shapes, ZB_MAX_SHAPES, &st);
+    ZB_TRY(st);
+    int worst = -1;
+    double worst_total = -1.0;
+    for (int i = 0; i < n; i++) {
+        double device, host;
+        shape_need(&shapes[i], ctx->cfg->dtype, &device, &host);
+        if (device + host <= worst_total) continue;
+        worst = i;
+        worst_total = device + host;
+        out->device_bytes = device;
+        out->host_bytes = host;
+    }
+    if (worst < 0) return ZB_OK;
+    const gemm_shape *s = &shapes[worst];
+    shape_flag(ctx->cfg, s, out);
+    snprintf(out->device_what, sizeof out->device_what, "A, B and C of %s %lldx%lldx%lld in %s", s->name,
+             (long long)s->m, (long long)s->n, (long long)s->k, zb_dtype_name(ctx->cfg->dtype));
+    snprintf(out->host_what, sizeof out->host_what, "float host copies of A, B and C");
+    return ZB_OK;
+}
+
 static zb_status gemm_run(zb_bench_ctx *ctx) {
     const zb_device_backend *be = ctx->backends.device;
     /* The cpu device's bf16 GEMM widens to float in scratch and runs sgemm:
@@ -393,4 +442,5 @@ const zb_bench zb_bench_gemm = {
     .flags = ZB_BENCH_SWEEP_HEADER,
     .peak_dtype = gemm_peak_dtype,
     .run = gemm_run,
+    .memory_need = gemm_memory_need,
 };

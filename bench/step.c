@@ -6,7 +6,6 @@
  * anything, then runs and reports. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "step.h"
 #include "step_trace.h"
@@ -78,8 +77,7 @@ zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
  * memory shared by the ranks on it. */
 double zb_step_memory_per_rank(const zb_bench_ctx *ctx) {
     if (!ctx->hw.mem_bytes_measure) return ctx->hw.mem_bytes;
-    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    return phys / ctx->topo.local_size;
+    return zb_bench_host_memory_per_rank(ctx);
 }
 
 zb_status zb_step_check_units(const zb_bench_ctx *ctx, const zb_step_plan *plan) {

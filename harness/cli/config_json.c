@@ -27,6 +27,7 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     json_object_set_new(o, "compare_direct", json_boolean(cfg->compare_direct));
     json_object_set_new(o, "direct_rounds", json_integer((json_int_t)cfg->direct_rounds));
     json_object_set_new(o, "straggler_pct", json_real(cfg->straggler_pct));
+    json_object_set_new(o, "force", json_boolean(cfg->force));
     json_object_set_new(o, "shapes", shapes_json(cfg));
     json_object_set_new(o, "model", json_string(cfg->model));
     json_object_set_new(o, "tokens", json_integer((json_int_t)cfg->tokens));

@@ -356,6 +356,8 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     bool measure = ctx.bench->peak_dtype && cfg->peak_gflops <= 0 && ctx.hw.fp32_flops_measure;
     if (st == ZB_OK) st = zb_peak_measure_node(&ctx.topo, ctx.backends.device, measure, cfg->timeout_s, &pm);
     if (st == ZB_OK) st = setup_backends(&ctx, &trace);
+    /* Before the header and any buffer: a size too big is bad input. */
+    if (st == ZB_OK) st = zb_bench_check_memory(&ctx);
     if (st == ZB_OK) {
         json_t *config = zb_config_to_json(cfg);
         json_object_set_new(config, "blas_threads", json_integer(ctx.blas_threads));

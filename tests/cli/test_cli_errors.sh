@@ -75,6 +75,12 @@ expect_bad "--csv"            allgather -b 1K -e 1K --csv /nonexistent/dir/x.csv
 expect_bad "--hw"             allgather -b 1K -e 1K --hw nosuchgpu
 expect_bad "--model"          gemm --model nosuchmodel
 expect_bad "--hostfile"       allgather -b 1K -e 1K --hostfile /nonexistent/hostfile
+expect_bad "--force"          step --force
+expect_bad "--force"          allgather -b 1K -e 1K --force=yes
+# Buffers no machine here has memory for (bench/bench_mem.c): refused
+# before the header, and without --force only.
+expect_bad "-e/--maxbytes 1T" allgather --backend cpu -b 1K -e 1T
+expect_bad "--shape 1048576x1048576x1048576" gemm --backend cpu --shape 1048576x1048576x1048576
 
 # No output file from a rejected run: the folder exists, the flags are bad.
 checks=$((checks + 1))

@@ -291,7 +291,13 @@ static void test_accepted(void) {
     ZB_CHECK(cfg.compare_direct && cfg.iters == 3 && cfg.warmup_iters == 0 && cfg.check == 0 &&
              cfg.average == ZB_AVERAGE_MAX && cfg.step_factor == 4 && cfg.direct_rounds == 3);
     OK(ARGS("reducescatter", "--compare-direct", "--direct-rounds", "7"), &cfg);
-    ZB_CHECK(cfg.direct_rounds == 7);
+    ZB_CHECK(cfg.direct_rounds == 7 && !cfg.force);
+    OK(ARGS("allreduce", "--force"), &cfg);
+    ZB_CHECK(cfg.force);
+    OK(ARGS("gemm", "--force", "--shape", "8x8x8"), &cfg);
+    ZB_CHECK(cfg.force);
+    BAD(ARGS("step", "--force"), "--force", "'step'");
+    BAD(ARGS("allgather", "--force=yes"), "--force", "takes no value");
 
     /* step is the default command when argv[1] is a flag or absent. */
     OK(ARGS("--timeout", "5"), &cfg);
@@ -375,7 +381,7 @@ static void test_usage(void) {
     const char *coll_has[] = {"-b/--minbytes", "-e/--maxbytes", "-f/--stepfactor", "-i/--stepbytes",
                               "-n/--iters", "-w/--warmup_iters", "-c/--check", "-d/--datatype",
                               "-a/--average", "--json", "--csv", "--trace", "--timeout", "--nodes",
-                              "-h/--help"};
+                              "-h/--help", "--force"};
     for (size_t i = 0; i < sizeof coll_has / sizeof coll_has[0]; i++) {
         ZB_CHECK_MSG(strstr(out, coll_has[i]) != NULL, "allgather usage lacks %s", coll_has[i]);
     }
@@ -384,7 +390,7 @@ static void test_usage(void) {
 
     zb_cli_usage(ZB_CMD_GEMM, out, sizeof out);
     const char *gemm_has[] = {"'gemm'", "--shape", "--model", "--tokens", "-b/--minbytes", "--peak-gflops",
-                              "--compare-direct", "-d/--datatype"};
+                              "--compare-direct", "-d/--datatype", "--force"};
     for (size_t i = 0; i < sizeof gemm_has / sizeof gemm_has[0]; i++) {
         ZB_CHECK_MSG(strstr(out, gemm_has[i]) != NULL, "gemm usage lacks %s", gemm_has[i]);
     }
@@ -394,7 +400,7 @@ static void test_usage(void) {
     zb_cli_usage(ZB_CMD_STEP, out, sizeof out);
     ZB_CHECK(strstr(out, "'step'") != NULL && strstr(out, "--model") != NULL && strstr(out, "--json") != NULL);
     ZB_CHECK_MSG(strstr(out, "-b/--minbytes") == NULL && strstr(out, "--shape") == NULL &&
-                 strstr(out, "-n/--iters") == NULL,
+                 strstr(out, "-n/--iters") == NULL && strstr(out, "--force") == NULL,
                  "step usage lists benchmark flags:\n%s", out);
 
     /* Small buffers are truncated, terminated, and never overrun. */
