@@ -406,3 +406,70 @@ void zb_cli_usage(zb_command cmd, char *out, size_t n) {
         }
     }
 }
+
+/* ---- the configuration as digests, for ranks to compare (cli.h) ------------ */
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * FNV_PRIME;
+    return h;
+}
+
+/* The option's value as parsed: text up to its end (the bytes after it are
+ * not the value), lists and shapes as many entries as were given. */
+static uint64_t option_digest(const opt_spec *o, const zb_config *cfg) {
+    const char *field = (const char *)cfg + o->offset;
+    uint64_t h = FNV_OFFSET;
+    switch (o->kind) {
+    case ZB_OPT_TEXT: return fnv1a(h, field, strlen(field));
+    case ZB_OPT_SHAPE:
+        h = fnv1a(h, &cfg->n_shapes, sizeof cfg->n_shapes);
+        return fnv1a(h, cfg->shapes, (size_t)cfg->n_shapes * sizeof cfg->shapes[0]);
+    case ZB_OPT_INT_LIST: {
+        const zb_int_list *l = (const zb_int_list *)field;
+        h = fnv1a(h, &l->n, sizeof l->n);
+        return fnv1a(h, l->v, (size_t)l->n * sizeof l->v[0]);
+    }
+    default: return fnv1a(h, field, o->size);
+    }
+}
+
+typedef struct digest_walk {
+    const zb_config *cfg;
+    uint64_t *out;
+    int n, cap, want; /* want: the index whose option to stop at; -1: none */
+} digest_walk;
+
+static bool digest_one(const opt_spec *o, const void *arg) {
+    digest_walk *w = (digest_walk *)arg; /* each_option passes it through */
+    if (w->n == w->want) return true;
+    if (w->out && w->n < w->cap) w->out[w->n] = option_digest(o, w->cfg);
+    w->n++;
+    return false;
+}
+
+int zb_cli_config_digests(const zb_config *cfg, uint64_t *out, int cap) {
+    if (cap < 1) return 0;
+    out[0] = (uint64_t)cfg->command;
+    digest_walk w = {cfg, out, 1, cap, -1};
+    each_option(zb_bench_find(cfg->command), digest_one, &w);
+    return w.n < cap ? w.n : cap;
+}
+
+uint64_t zb_cli_digests_fold(const uint64_t *digests, int n) {
+    return fnv1a(FNV_OFFSET, digests, (size_t)(n > 0 ? n : 0) * sizeof *digests);
+}
+
+void zb_cli_digest_name(zb_command cmd, int index, char *out, size_t n) {
+    const zb_bench *bench = zb_bench_find(cmd);
+    digest_walk w = {NULL, NULL, 1, 0, index};
+    const opt_spec *o = index > 0 && bench ? each_option(bench, digest_one, &w) : NULL;
+    if (o) {
+        flag_display(o, out, n);
+    } else {
+        snprintf(out, n, index == 0 ? "the command" : "its configuration");
+    }
+}

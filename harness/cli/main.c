@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "blas_core.h"
 #include "clock_sync.h"
+#include "config_agree.h"
 #include "config_json.h"
 #include "launch.h"
 #include "meta.h"
@@ -322,7 +323,9 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     ctx.cfg = cfg;
     ctx.bench = zb_bench_find(cfg->command);
     ctx.hw = *hw;
-    zb_status st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
+    /* First: ranks given different flags would disagree in every collective. */
+    zb_status st = zb_config_agree(cfg);
+    if (st == ZB_OK) st = zb_topology_discover(&ctx.topo, cfg->timeout_s);
     /* Under the sim the flags describe the modelled cluster, not this job. */
     if (st == ZB_OK && !simulated_backend(cfg)) {
         st = zb_topology_check(&ctx.topo, (int)cfg->nodes, (int)cfg->gpus_per_node);

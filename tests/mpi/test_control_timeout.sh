@@ -46,8 +46,9 @@ for c in topology:1:"agreeing on ZB_NODE_ID" \
 done
 
 # zerobench itself: rank 0 runs the benchmark, rank 1 only idles, so the
-# first collective (topology discovery) times out and main aborts the job.
-expect zerobench 1 "zerobench: rank 0: agreeing on ZB_NODE_ID did not complete within 1 s (--timeout)" -- \
+# first collective (comparing the ranks' configurations, config_agree.c)
+# times out and main aborts the job.
+expect zerobench 1 "zerobench: rank 0: comparing the ranks' configurations did not complete within 1 s (--timeout)" -- \
     mpirun --oversubscribe -np 1 "$ZB" allgather -b 1K -e 1K --timeout 1 : -np 1 "$bin" idle
 
 if [ $fail -ne 0 ]; then

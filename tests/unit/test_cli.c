@@ -421,6 +421,68 @@ static void test_usage(void) {
     ZB_CHECK(!strcmp(zb_command_name(ZB_CMD_COUNT), "unknown"));
 }
 
+/* The digests of two command lines, and the index of the first that
+ * differs (-1: none), with its name. */
+static int first_digest_diff(const char *const *a, const char *const *b, char *name, size_t n) {
+    zb_config ca, cb;
+    uint64_t da[ZB_CLI_DIGESTS_MAX], db[ZB_CLI_DIGESTS_MAX];
+    OK(a, &ca);
+    OK(b, &cb);
+    int na = zb_cli_config_digests(&ca, da, ZB_CLI_DIGESTS_MAX);
+    int nb = zb_cli_config_digests(&cb, db, ZB_CLI_DIGESTS_MAX);
+    ZB_CHECK(na > 10 && nb > 10);
+    bool same_fold = zb_cli_digests_fold(da, na) == zb_cli_digests_fold(db, nb);
+    for (int i = 0; i < na && i < nb; i++) {
+        if (da[i] == db[i]) continue;
+        ZB_CHECK_MSG(!same_fold, "digest %d differs but the folds agree", i);
+        zb_cli_digest_name(ca.command, i, name, n);
+        return i;
+    }
+    ZB_CHECK(same_fold && na == nb);
+    snprintf(name, n, "-");
+    return -1;
+}
+
+/* Ranks compare these digests (config_agree.c): equal for the same
+ * configuration however it was spelled, different in the flag that
+ * differs, and named by that flag. */
+static void test_digests(void) {
+    char name[64];
+    ZB_CHECK(first_digest_diff(ARGS("allgather", "-b", "1K", "-n", "3"), ARGS("allgather", "-n3", "--minbytes=1K"),
+                               name, sizeof name) < 0);
+    /* The bytes after a shorter text's end are not its value. */
+    ZB_CHECK(first_digest_diff(ARGS("--model", "llama3_8b", "--model", "tiny"), ARGS("--model", "tiny"), name,
+                               sizeof name) < 0);
+    ZB_CHECK(first_digest_diff(ARGS("--model", "tiny"), ARGS("--model", "llama3_8b", "--layers", "1"), name,
+                               sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "--model"), "named %s", name);
+    ZB_CHECK(first_digest_diff(ARGS("--layers", "1"), ARGS("--layers", "2"), name, sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "--layers"), "named %s", name);
+    ZB_CHECK(first_digest_diff(ARGS("allgather", "-b", "1K", "-e", "1M"), ARGS("allgather", "-b", "1K", "-e", "2M"), name, sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "-e/--maxbytes"), "named %s", name);
+    ZB_CHECK(first_digest_diff(ARGS("gemm", "--shape", "8x8x8"), ARGS("gemm", "--shape", "8x8x8", "--shape", "8x8x8"),
+                               name, sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "--shape"), "named %s", name);
+    ZB_CHECK(first_digest_diff(ARGS("scale", "--nodes", "1,2"), ARGS("scale", "--nodes", "1,2,4"), name,
+                               sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "--nodes"), "named %s", name);
+    ZB_CHECK(first_digest_diff(ARGS("allreduce"), ARGS("allreduce", "--force"), name, sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "--force"), "named %s", name);
+    ZB_CHECK(first_digest_diff(ARGS("allreduce", "--json", "a.json"), ARGS("allreduce", "--json", "b.json"), name,
+                               sizeof name) > 0);
+    ZB_CHECK_MSG(!strcmp(name, "--json"), "named %s", name);
+    /* The command is digest 0, kept as itself so that a message can name it. */
+    ZB_CHECK(first_digest_diff(ARGS("allgather"), ARGS("gemm"), name, sizeof name) == 0);
+    ZB_CHECK_MSG(!strcmp(name, "the command"), "named %s", name);
+    zb_config cfg;
+    uint64_t d[ZB_CLI_DIGESTS_MAX];
+    OK(ARGS("gemm"), &cfg);
+    ZB_CHECK(zb_cli_config_digests(&cfg, d, ZB_CLI_DIGESTS_MAX) > 1 && d[0] == (uint64_t)ZB_CMD_GEMM);
+    ZB_CHECK(zb_cli_config_digests(&cfg, d, 1) == 1 && zb_cli_config_digests(&cfg, d, 0) == 0);
+    zb_cli_digest_name(ZB_CMD_GEMM, 10000, name, sizeof name);
+    ZB_CHECK_MSG(!strcmp(name, "its configuration"), "named %s", name);
+}
+
 int main(void) {
     test_unknown();
     test_missing_value();
@@ -430,5 +492,6 @@ int main(void) {
     test_text_and_combinations();
     test_accepted();
     test_usage();
+    test_digests();
     return zb_test_finish("test_cli");
 }
