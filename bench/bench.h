@@ -51,6 +51,11 @@ typedef struct zb_bench_ctx {
      * (world_ranks = comm->n_ranks). */
     bool simulated;
     int world_ranks, world_nodes;
+    /* Ranks of this job on this rank's device, itself included (its memory
+     * view's device id, gathered: zb_bench_find_device_sharing); 1 when
+     * alone or unknown. Above 1, the device's memory and FLOP peak are
+     * shared: a rank's share is 1/device_sharing of each. */
+    int device_sharing;
 } zb_bench_ctx;
 
 /* zb_bench.flags */
@@ -105,6 +110,12 @@ zb_status zb_bench_sum(const zb_bench_ctx *ctx, int64_t v, int64_t *out);
 /* Host memory a rank may use: the node's physical memory shared by the
  * ranks on it (bench_mem.c). */
 double zb_bench_host_memory_per_rank(const zb_bench_ctx *ctx);
+/* Sets ctx->device_sharing from the ranks' device ids (collective, bounded
+ * by --timeout, where the device backend has a memory view; 1 elsewhere). */
+zb_status zb_bench_find_device_sharing(zb_bench_ctx *ctx);
+/* A rank's share of a device figure (memory, FLOP peak). */
+double zb_bench_device_share(const zb_bench_ctx *ctx, double whole);
+
 /* Refuses (ZB_ERR_INVALID, one line naming the flag, the bytes needed and
  * the memory a rank has) a run whose memory_need does not fit, unless
  * --force; collective (the ranks agree on the smallest memory, bounded by

@@ -5,11 +5,37 @@
  * minutes into the run. The step checks its own, finer prediction (step.c),
  * against the same host figure. */
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "mpi_wait.h"
+#include "step.h"
+
+zb_status zb_bench_find_device_sharing(zb_bench_ctx *ctx) {
+    ctx->device_sharing = 1;
+    if (!ctx->backends.device->mem_view || ctx->simulated) return ZB_OK;
+    zb_dev_mem_view mv;
+    memset(&mv, 0, sizeof mv);
+    if (ctx->backends.device->mem_view(ctx->dev, &mv) != ZB_OK) {
+        memset(&mv, 0, sizeof mv); /* unknown: this rank shares with no one */
+        zb_error_clear();
+    }
+    mv.device_id[ZB_DEV_ID_BYTES - 1] = '\0';
+    int n = ctx->topo.n_ranks;
+    char *ids = (char *)calloc((size_t)n, ZB_DEV_ID_BYTES);
+    if (!ids) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory gathering %d ranks' device ids", n);
+    zb_status st = zb_mpi_allgather_bounded(mv.device_id, ids, ZB_DEV_ID_BYTES, MPI_CHAR, MPI_COMM_WORLD,
+                                            "gathering the ranks' device ids", ctx->cfg->timeout_s);
+    if (st == ZB_OK) ctx->device_sharing = zb_step_sharing_ranks(ids, ZB_DEV_ID_BYTES, n, ctx->topo.rank);
+    free(ids);
+    return st;
+}
+
+double zb_bench_device_share(const zb_bench_ctx *ctx, double whole) {
+    return ctx->device_sharing > 1 ? whole / ctx->device_sharing : whole;
+}
 
 double zb_bench_host_memory_per_rank(const zb_bench_ctx *ctx) {
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
@@ -23,7 +49,7 @@ double zb_bench_host_memory_per_rank(const zb_bench_ctx *ctx) {
  * (it allocates nothing). */
 static double device_memory_per_rank(const zb_bench_ctx *ctx) {
     if (ctx->simulated || ctx->hw.mem_bytes_measure) return 0.0;
-    return ctx->hw.mem_bytes;
+    return zb_bench_device_share(ctx, ctx->hw.mem_bytes);
 }
 
 static zb_status refuse(const zb_bench_ctx *ctx, const zb_mem_need *need, const char *kind, double bytes,
@@ -37,7 +63,12 @@ static zb_status refuse(const zb_bench_ctx *ctx, const zb_mem_need *need, const 
 static zb_status check_device(const zb_bench_ctx *ctx, const zb_mem_need *need, double have) {
     if (have <= 0 || need->device_bytes <= have) return ZB_OK;
     char where[160];
-    snprintf(where, sizeof where, "the device memory of hardware profile %s", ctx->hw.name);
+    if (ctx->device_sharing > 1) {
+        snprintf(where, sizeof where, "the device memory of hardware profile %s / %d ranks sharing the device",
+                 ctx->hw.name, ctx->device_sharing);
+    } else {
+        snprintf(where, sizeof where, "the device memory of hardware profile %s", ctx->hw.name);
+    }
     return refuse(ctx, need, "device", need->device_bytes, need->device_what, have, where);
 }
 

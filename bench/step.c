@@ -76,7 +76,7 @@ zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
 /* Memory each rank may use: the profile's, or on CPU the node's physical
  * memory shared by the ranks on it. */
 double zb_step_memory_per_rank(const zb_bench_ctx *ctx) {
-    if (!ctx->hw.mem_bytes_measure) return ctx->hw.mem_bytes;
+    if (!ctx->hw.mem_bytes_measure) return zb_bench_device_share(ctx, ctx->hw.mem_bytes);
     return zb_bench_host_memory_per_rank(ctx);
 }
 

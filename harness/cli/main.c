@@ -147,8 +147,13 @@ static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm) {
                  "median %.1f) GFLOP/s per core x %d thread(s)", pm->node, pm->isa, pm->runs,
                  pm->best_gflops, pm->min_gflops, pm->median_gflops, ctx->blas_threads);
     } else {
-        ctx->peak_flops = bf16 ? ctx->hw.bf16_flops : ctx->hw.fp32_flops;
-        if (ctx->peak_flops > 0) {
+        /* A device shared by several ranks: each rank's share of its peak,
+         * so MFU is against the GPUs the job has, not n whole GPUs. */
+        ctx->peak_flops = zb_bench_device_share(ctx, bf16 ? ctx->hw.bf16_flops : ctx->hw.fp32_flops);
+        if (ctx->peak_flops > 0 && ctx->device_sharing > 1) {
+            snprintf(ctx->peak_source, sizeof ctx->peak_source, "profile %s %s / %d ranks sharing the device",
+                     ctx->hw.name, bf16 ? "bf16_flops" : "fp32_flops", ctx->device_sharing);
+        } else if (ctx->peak_flops > 0) {
             snprintf(ctx->peak_source, sizeof ctx->peak_source, "profile %s %s", ctx->hw.name,
                      bf16 ? "bf16_flops" : "fp32_flops");
         } else {
@@ -359,6 +364,8 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     bool measure = ctx.bench->peak_dtype && cfg->peak_gflops <= 0 && ctx.hw.fp32_flops_measure;
     if (st == ZB_OK) st = zb_peak_measure_node(&ctx.topo, ctx.backends.device, measure, cfg->timeout_s, &pm);
     if (st == ZB_OK) st = setup_backends(&ctx, &trace);
+    /* Who shares a device: the memory checks and the peak take each rank's share. */
+    if (st == ZB_OK) st = zb_bench_find_device_sharing(&ctx);
     /* Before the header and any buffer: a size too big is bad input. */
     if (st == ZB_OK) st = zb_bench_check_memory(&ctx);
     if (st == ZB_OK) {
