@@ -1,7 +1,9 @@
 /* GPU kernel check, attention: zb_cuda_attention_fwd (out, probs) and
  * zb_cuda_attention_bwd (dq, dk, dv) against the CPU reference kernels, in
- * fp32 and in bf16 storage, on five shapes: grouped query heads (KVH < H),
- * a long sequence (T = 150, D = 72: the longest fp32 sums of the suite), no
+ * fp32 and in bf16 storage, on six shapes: grouped query heads (KVH < H),
+ * a long sequence (T = 150, D = 72), production's head dim (T = 256,
+ * D = 128, 4 query heads on 1 kv head: the longest sums the emulator
+ * affords, under the bound derived for their length), no
  * grouping (KVH == H), and odd head dims D = 3 and D = 1 (the bf16
  * backward's pdp slot spans two elements, or there is none and pdp is
  * recomputed; see attention_bwd.cu). With ZB_GPU_REALISTIC_SHAPES=1 in
@@ -119,6 +121,7 @@ int main(int argc, char **argv) {
         check_attention(1, 20, 3, 3, 40); /* no grouping (KVH == H) */
         check_attention(2, 11, 4, 2, 3);  /* odd D: bf16's pdp slot spans two elements */
         check_attention(1, 9, 2, 1, 1);   /* D = 1: bf16 recomputes pdp (no slot) */
+        check_attention(1, 256, 4, 1, 128); /* production's head dim, GQA 4:1, sums of 1152 terms */
         const char *real = getenv("ZB_GPU_REALISTIC_SHAPES");
         if (real && strcmp(real, "1") == 0) check_attention(1, 1024, 8, 2, 128);
     }
