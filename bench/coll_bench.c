@@ -344,6 +344,10 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
         }
         fprintf(ctx->out, "# Avg bus bandwidth    : %.3f GB/s\n",
                 n_rows ? busbw_sum / n_rows : 0.0);
+        if (ctx->world_ranks == 1) { /* busbw's factor (n-1)/n, nccl-tests' definition, is 0 */
+            fprintf(ctx->out, "# one rank: no byte crosses a link, so busbw is 0 by definition and algbw is a local "
+                              "copy's speed; run 2 or more ranks to measure a fabric\n");
+        }
         if (cfg->compare_direct) {
             fprintf(ctx->out, "# direct MPI: the better of the plain blocking and non-blocking calls; %lld rounds "
                     "alternated with the out-of-place loop, each side's time its best round; overhead: best "

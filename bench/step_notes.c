@@ -73,7 +73,8 @@ void zb_step_notes_json_free(zb_step_notes_json *own) {
 }
 
 static zb_reading_figures figures_of(const zb_step_stats *r) {
-    zb_reading_figures g = {r->step_ms, r->overlap_pct, r->exposed_comm_ms, r->compute_ms, r->comm_ms};
+    zb_reading_figures g = {r->step_ms, r->overlap_pct, r->exposed_comm_ms, r->compute_ms, r->comm_ms,
+                            r->comm_bytes_per_step == 0};
     return g;
 }
 

@@ -46,6 +46,7 @@ int zb_step_paired_fields(zb_field *f, const zb_step_stats *r) {
 
 /* "X [lo, hi] unit: verdict" of one statistic. */
 static size_t put_stat(char *buf, size_t n, const char *what, const zb_paired *p, const char *unit, bool sign) {
+    if (p->n == 0) return (size_t)snprintf(buf, n, "%s not measured", what); /* one rank, or not traced */
     if (p->n < ZB_PAIRED_MIN_PAIRS) {
         return (size_t)snprintf(buf, n, "%s %s%.3f %s (%s)", what, sign && p->median > 0 ? "+" : "", p->median,
                                 unit, zb_paired_verdict(p));

@@ -30,7 +30,12 @@ static double net_pct(const zb_reading_figures *s, const zb_reading_figures *p) 
 static void both(text *t, const zb_reading_figures *s, const zb_reading_figures *p, double hidden,
                  double slowdown) {
     double net = net_pct(s, p);
-    if (isnan(s->exposed_comm_ms) || isnan(p->overlap_pct)) {
+    if (s->sent_nothing || p->sent_nothing) {
+        put(t, "No bytes went between ranks (one rank), so there was no communication to hide: overlap, exposed "
+               "communication and hidden %% are not measured; prefetch changed the step time by %+.1f %% against "
+               "sync (%.3f -> %.3f ms). Run 2 or more ranks to see what prefetch hides.", net, s->step_ms,
+            p->step_ms);
+    } else if (isnan(s->exposed_comm_ms) || isnan(p->overlap_pct)) {
         put(t, "Overlap was not measured (the device's work was not traced); prefetch changed the step time by "
                "%+.1f %% against sync (%.3f -> %.3f ms).", net, s->step_ms, p->step_ms);
     } else if (!(s->exposed_comm_ms > 0)) {
@@ -59,7 +64,14 @@ static void both(text *t, const zb_reading_figures *s, const zb_reading_figures 
     }
 }
 
+static const char *const ONE_RANK = "No bytes went between ranks (one rank): exposed communication and overlap "
+                                     "are not measured; run 2 or more ranks.";
+
 static void sync_only(text *t, const zb_reading_figures *s) {
+    if (s->sent_nothing) {
+        put(t, "%s", ONE_RANK);
+        return;
+    }
     if (isnan(s->exposed_comm_ms)) {
         put(t, "Overlap was not measured (the device's work was not traced).");
         return;
@@ -70,6 +82,10 @@ static void sync_only(text *t, const zb_reading_figures *s) {
 }
 
 static void prefetch_only(text *t, const zb_reading_figures *p) {
+    if (p->sent_nothing) {
+        put(t, "%s", ONE_RANK);
+        return;
+    }
     if (isnan(p->overlap_pct)) {
         put(t, "Overlap was not measured (the device's work or its communication was not traced).");
         return;
@@ -87,7 +103,8 @@ size_t zb_step_reading(const zb_reading_figures *sync, const zb_reading_figures 
     if (sync && prefetch) both(&t, sync, prefetch, hidden_pct, slowdown_pct);
     else if (sync) sync_only(&t, sync);
     else if (prefetch) prefetch_only(&t, prefetch);
-    if (sync && prefetch && shares_cores && slowdown_pct > ZB_READING_SLOWDOWN_PCT) {
+    bool sent = sync && prefetch && !sync->sent_nothing && !prefetch->sent_nothing;
+    if (sent && shares_cores && slowdown_pct > ZB_READING_SLOWDOWN_PCT) {
         put(&t, " Compute and communication share this backend's cores: compute slowed because the comm threads "
                 "ran on the cores it uses.");
     }

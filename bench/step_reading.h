@@ -17,9 +17,12 @@ extern "C" {
  * cores gets the second sentence saying so. */
 #define ZB_READING_SLOWDOWN_PCT 1.0
 
-/* One schedule's figures (ms, %); NaN: not measured. */
+/* One schedule's figures (ms, %); NaN: not measured. sent_nothing: no
+ * byte went between ranks (one rank): there was no communication to hide,
+ * whatever the local copies of one-rank collectives took. */
 typedef struct zb_reading_figures {
     double step_ms, overlap_pct, exposed_comm_ms, compute_ms, comm_ms;
+    bool sent_nothing;
 } zb_reading_figures;
 
 /* Writes the reading of one stage into out (always NUL-terminated; at most

@@ -111,6 +111,7 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
     zb_overlap ov;
     ZB_TRY(measure_trace(ctx, first_record, &r, &ov));
     ZB_TRY(zb_step_wait_measure(ctx, first_record, &r, &ps->wait, m));
+    if (r.sent_bytes == 0) ps->wait.exp_wait[m] = ps->wait.exp_xfer[m] = NAN; /* nothing to expose */
     zb_step_trace_end_step(ctx, &ps->tr, index, false, first_record, &r);
     /* Without --trace the records are only for these metrics: drop them
      * so a long run's memory stays bounded. */
@@ -118,8 +119,12 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
     ps->step_ms[m] = ms;
     ps->local_ms[m] = local_ms;
     bool measured = ov.comm_ns >= 0;
-    ps->overlap[m] = ov.overlap_pct;
-    ps->exposed[m] = measured ? (double)ov.exposed_comm_ns / 1e6 : NAN;
+    /* No byte sent (one rank): the one-rank collectives are local copies,
+     * there is nothing to hide, so neither overlap nor exposed comm is a
+     * figure of communication (nor hidden % or slowdown, which follow). */
+    bool sent = r.sent_bytes > 0;
+    ps->overlap[m] = sent ? ov.overlap_pct : NAN;
+    ps->exposed[m] = measured && sent ? (double)ov.exposed_comm_ns / 1e6 : NAN;
     ps->compute[m] = measured ? (double)ov.compute_ns / 1e6 : NAN;
     ps->comm[m] = measured ? (double)ov.comm_ns / 1e6 : NAN;
     out->comm_bytes_per_step = r.sent_bytes;
@@ -339,7 +344,9 @@ static zb_status paired_stats(zb_bench_ctx *ctx, const per_step *sync, const per
     if (st == ZB_OK) {
         for (int i = 0; i < steps; i++) {
             hidden[i] = s_exp[i] > 0 ? 100.0 * (sync->step_ms[i] - pf->step_ms[i]) / s_exp[i] : NAN;
-            slow[i] = s_comp[i] > 0 ? 100.0 * (p_comp[i] / s_comp[i] - 1.0) : NAN;
+            /* Slowdown beside communication: none to measure where sync's
+             * exposed comm is not (nothing sent, or not traced). */
+            slow[i] = s_comp[i] > 0 && isfinite(s_exp[i]) ? 100.0 * (p_comp[i] / s_comp[i] - 1.0) : NAN;
         }
         out->paired = true;
         out->pairs = steps;

@@ -4,7 +4,8 @@
 # the plain MPI baseline is the better of blocking and non-blocking) write JSON (zerobench/1 schema, meta
 # and one run per size and placement), CSV (the same rows) and a Chrome trace
 # (pid = rank, tid = stream, comm records with bytes), and print a table
-# whose sizes and bandwidths agree with the JSON.
+# whose sizes and bandwidths agree with the JSON; a one-rank collective says
+# its busbw is 0 by definition.
 set -u
 source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
@@ -17,6 +18,8 @@ rc=$?
   >"$tmp/gemm.out" 2>"$tmp/gemm.err" || { echo "FAIL: gemm"; cat "$tmp/gemm.err"; fail=1; }
 mpirun --oversubscribe -np 2 "$ZB" reducescatter -b 64K -e 64K -n 3 -w 1 --compare-direct --direct-rounds 4 \
   --json "$tmp/rs.json" >"$tmp/rs.out" 2>"$tmp/rs.err" || { echo "FAIL: reducescatter"; cat "$tmp/rs.err"; fail=1; }
+"$ZB" allgather -b 4K -e 4K -n 2 -w 1 >"$tmp/one.out" 2>"$tmp/one.err" ||
+  { echo "FAIL: one-rank allgather"; cat "$tmp/one.err"; fail=1; }
 python3 - "$tmp" <<'PY' || fail=1
 import csv, json, sys
 d = sys.argv[1]
@@ -50,6 +53,9 @@ check(len(comm) > 0 and all(e["args"]["bytes"] > 0 for e in comm), "comm records
 check(all(e["dur"] >= 0 for e in ev), "durations")
 table = open(f"{d}/ag.out").read()
 check("65536" in table and "Avg bus bandwidth" in table and "nodes 1" in table, "table")
+check("one rank:" not in table, "no one-rank note with 2 ranks")
+one = open(f"{d}/one.out").read()
+check("one rank: no byte crosses a link, so busbw is 0 by definition" in one, "one-rank busbw note")
 g = json.load(open(f"{d}/gemm.json"))
 shapes = [x["shape"] for x in g["runs"]]
 check(shapes == ["64x32x16", "7x5x3"], f"gemm shapes {shapes}")

@@ -4,7 +4,8 @@
 # sync and prefetch run interleaved on one state (ABBA pairs, --steps per
 # schedule; tests/mpi/test_zero3_engine.c checks the bits agree) and the
 # prefetch run carries the paired A/B: medians, 95 % intervals whose verdict
-# agrees with them, and the reading line; sync shows no overlap;
+# agrees with them, and the reading line; sync shows no overlap; one rank
+# (nothing sent) measures and reads nothing about hiding;
 # counted comm bytes equal the formula and peak memory equals the ledger;
 # --stage all gives 8 runs; --param-dtype bf16 (bf16 activations too, by
 # default) names its dtypes, sends half the bytes, keeps the ledger exact and
@@ -31,6 +32,20 @@ check grep -q "params bf16, activations bf16 (fp32 math), gradients reduced in b
 check grep -q "^# paired A/B, stage 3: 2 pairs.*(too few pairs for a 95 % interval)" "$tmp/bf16.out"
 run --param-dtype bf16 --act-dtype float --mode sync --steps 2 --warmup 0 --json "$tmp/bf16f.json" >"$tmp/bf16f.out" 2>&1
 check [ $? -eq 0 ]
+# One rank sends nothing: nothing about hiding is measured or read.
+"$ZB" --mode both --steps 6 --warmup 1 --json "$tmp/one.json" >"$tmp/one.out" 2>"$tmp/one.err"
+check [ $? -eq 0 ]
+check grep -q "^# reading, stage 3: No bytes went between ranks (one rank)" "$tmp/one.out"
+check grep -q "hidden not measured; compute slowdown not measured" "$tmp/one.out"
+check python3 -c "
+import json, sys
+for r in json.load(open('$tmp/one.json'))['runs']:
+    m = r['metrics']
+    bad = [k for k in ('overlap_pct', 'exposed_comm_ms', 'exposed_wait_ms', 'exposed_transfer_ms', 'hidden_pct',
+                       'compute_slowdown_pct') if m.get(k) is not None]
+    assert m['comm_bytes_per_step'] == 0 and not bad, (r['mode'], bad)
+    assert 'hid ' not in r['reading'], r['reading']
+"
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
 d = sys.argv[1]

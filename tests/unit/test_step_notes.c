@@ -55,6 +55,7 @@ int main(void) {
     runs[1].exposed_comm_ms = 3.6;
     runs[1].hidden_pct = 80.0;
     runs[1].compute_slowdown_pct = 5.0;
+    runs[0].comm_bytes_per_step = runs[1].comm_bytes_per_step = 1 << 20; /* two ranks send */
 
     zb_straggler s[8];
     int n = 0;

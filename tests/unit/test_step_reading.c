@@ -1,7 +1,8 @@
 /* The reading under the step's table (bench/step_reading.h), over synthetic
  * figures: each case says what its numbers mean and carries them; the
  * shared-cores sentence appears only where compute and comm share cores
- * and compute slowed. */
+ * and compute slowed; with one rank (nothing sent) nothing about hiding is
+ * said. */
 #include <math.h>
 #include <string.h>
 
@@ -40,6 +41,30 @@ int main(void) {
     t = reading(&sync, &pre, 80.0, -2.0, true);
     HAS(t, "compute sped up by 2.0 %");
     HASNT(t, "share");
+
+    /* One rank: nothing went between ranks, so nothing about hiding is said,
+     * whatever the (local) figures; the step-time change still is. */
+    zb_reading_figures one_s = {2.0, NAN, NAN, 1.0, 0.1, true};
+    zb_reading_figures one_p = {1.5, NAN, NAN, 1.0, 0.1, true};
+    t = reading(&one_s, &one_p, NAN, NAN, true);
+    HAS(t, "No bytes went between ranks (one rank)");
+    HAS(t, "not measured");
+    HAS(t, "-25.0 %");
+    HAS(t, "2.000 -> 1.500 ms");
+    HASNT(t, "hid ");
+    HASNT(t, "share this backend's cores");
+    /* ... even with figures that would read as hiding (one-rank copies overlapped). */
+    zb_reading_figures copy_s = {2.0, 0.0, 0.5, 1.0, 0.5, true};
+    zb_reading_figures copy_p = {1.5, 60.0, 0.2, 1.0, 0.5, true};
+    t = reading(&copy_s, &copy_p, 100.0, 5.0, true);
+    HAS(t, "No bytes went between ranks");
+    HASNT(t, "hid ");
+    HASNT(t, "share this backend's cores");
+    t = reading(&one_s, NULL, NAN, NAN, false);
+    HAS(t, "No bytes went between ranks (one rank)");
+    t = reading(NULL, &copy_p, NAN, NAN, false);
+    HAS(t, "No bytes went between ranks (one rank)");
+    HASNT(t, "overlapped 60.0");
 
     /* No overlap: says so, and that nothing of sync's exposed comm was hidden. */
     zb_reading_figures none = {20.4, 0.2, 10.0, 8.0, 10.0};
