@@ -115,11 +115,9 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         char *ip = strstr(twin, " (in place)");
         if (!ip) continue;
         *ip = '\0';
-        bool has_twin = false;
-        for (int j = 0; j < set.n; j++) has_twin |= set.s[j].file == set.s[i].file && !strcmp(set.s[j].label, twin);
-        if (!has_twin) continue;
-        zb_plot_series_remove(&set, i--);
+        if (zb_plot_series_find(&set, twin, set.s[i].file) >= 0) zb_plot_series_drop(&set, i);
     }
+    zb_plot_series_compact(&set);
     if (set.oom) {
         zb_plot_series_free(&set);
         return fail(out, "out of memory");
@@ -292,9 +290,9 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
     for (int i = 0; i < set.n; i++) {
         bool several = false;
         for (int k = 1; k < set.s[i].n; k++) several |= set.s[i].p[k].x != set.s[i].p[0].x;
-        if (several) continue;
-        zb_plot_series_remove(&set, i--);
+        if (!several) zb_plot_series_drop(&set, i);
     }
+    zb_plot_series_compact(&set);
     if (set.oom || set.n == 0) {
         bool oom = set.oom;
         zb_plot_series_free(&set);
@@ -306,19 +304,46 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
                              "block per mode, stage, model and backend; column 4: nodes\n", cols);
 }
 
-/* The largest size a series measured at every one of its rank counts. */
-static double common_largest(const zb_plot_series *s) {
-    double best = NAN;
-    for (int k = 0; k < s->n; k++) {
-        double size = s->p[k].c3;
-        bool everywhere = true;
-        for (int a = 0; a < s->n && everywhere; a++) {
-            bool found = false;
-            for (int b = 0; b < s->n && !found; b++) found = s->p[b].x == s->p[a].x && s->p[b].c3 == size;
-            everywhere = found;
-        }
-        if (everywhere && !(size <= best)) best = size;
+/* Points by size (c3), then ranks (x); by_ranks: by ranks alone. */
+static int by_size_then_ranks(const void *a, const void *b) {
+    const zb_plot_point *p = (const zb_plot_point *)a, *q = (const zb_plot_point *)b;
+    if (p->c3 != q->c3) return p->c3 < q->c3 ? -1 : 1;
+    return p->x < q->x ? -1 : p->x > q->x;
+}
+
+static int by_ranks(const void *a, const void *b) {
+    double x = ((const zb_plot_point *)a)->x, y = ((const zb_plot_point *)b)->x;
+    return x < y ? -1 : x > y;
+}
+
+/* The number of distinct x among n points sorted by x. */
+static int distinct_x(const zb_plot_point *p, int n) {
+    int d = n > 0;
+    for (int k = 1; k < n; k++) d += p[k].x != p[k - 1].x;
+    return d;
+}
+
+/* The largest size a series measured at every one of its rank counts (NaN
+ * and set->oom when out of memory). Sorted copies rather than every size
+ * against every point of every rank count: O(n log n), not O(n^3). */
+static double common_largest(zb_plot_series_set *set, const zb_plot_series *s) {
+    zb_plot_point *p = (zb_plot_point *)malloc(((size_t)s->n + 1) * sizeof *p);
+    if (!p) {
+        set->oom = true;
+        return NAN;
     }
+    memcpy(p, s->p, (size_t)s->n * sizeof *p);
+    qsort(p, (size_t)s->n, sizeof *p, by_ranks);
+    int n_ranks = distinct_x(p, s->n);
+    qsort(p, (size_t)s->n, sizeof *p, by_size_then_ranks);
+    double best = NAN;
+    for (int k = 0; k < s->n;) {
+        int end = k;
+        while (end < s->n && p[end].c3 == p[k].c3) end++;
+        if (distinct_x(p + k, end - k) == n_ranks) best = p[k].c3; /* sizes ascend: the last one is the largest */
+        k = end;
+    }
+    free(p);
     return best;
 }
 
@@ -348,7 +373,7 @@ bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
      * when it has two or more of them. */
     for (int i = 0; i < set.n; i++) {
         zb_plot_series *s = &set.s[i];
-        double size = common_largest(s);
+        double size = common_largest(&set, s);
         int kept = 0;
         for (int k = 0; k < s->n; k++) {
             if (s->p[k].c3 == size) s->p[kept++] = s->p[k];
@@ -368,8 +393,9 @@ bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
             snprintf(s->label + used, sizeof s->label - used, ", %.0f %s", v, unit[u]);
             continue;
         }
-        zb_plot_series_remove(&set, i--);
+        zb_plot_series_drop(&set, i);
     }
+    zb_plot_series_compact(&set);
     if (set.oom || set.n == 0) {
         bool oom = set.oom;
         zb_plot_series_free(&set);

@@ -77,10 +77,57 @@ const json_t *zb_plot_run(const zb_plot_input *f, size_t i) {
     return json_array_get(json_object_get(f->doc, "runs"), i);
 }
 
-zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file) {
-    for (int i = 0; i < set->n; i++) {
-        if (set->s[i].file == file && !strcmp(set->s[i].label, label)) return &set->s[i];
+/* ---- the (file, label) index ------------------------------------------- */
+
+static unsigned long series_hash(const char *label, int file) {
+    unsigned long h = 2166136261u ^ (unsigned long)(unsigned)file; /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)label; *c; c++) h = (h ^ *c) * 16777619u;
+    return h;
+}
+
+static void index_put(zb_plot_series_set *set, int i) {
+    unsigned long mask = (unsigned long)set->index_cap - 1;
+    unsigned long k = series_hash(set->s[i].label, set->s[i].file) & mask;
+    while (set->index[k] >= 0) k = (k + 1) & mask;
+    set->index[k] = i;
+}
+
+/* (Re)builds the index with room for `need` series; false when out of memory. */
+static bool index_build(zb_plot_series_set *set, int need) {
+    int cap = 16;
+    while (cap < 2 * need) cap *= 2;
+    int *slots = (int *)malloc((size_t)cap * sizeof *slots);
+    if (!slots) return false;
+    for (int k = 0; k < cap; k++) slots[k] = -1;
+    free(set->index);
+    set->index = slots;
+    set->index_cap = cap;
+    for (int i = 0; i < set->n; i++) index_put(set, i);
+    return true;
+}
+
+int zb_plot_series_find(const zb_plot_series_set *set, const char *label, int file) {
+    if (!set->index_cap) { /* no index (none built yet): a scan */
+        for (int i = 0; i < set->n; i++) {
+            if (!set->s[i].dropped && set->s[i].file == file && !strcmp(set->s[i].label, label)) return i;
+        }
+        return -1;
     }
+    unsigned long mask = (unsigned long)set->index_cap - 1;
+    for (unsigned long k = series_hash(label, file) & mask; set->index[k] >= 0; k = (k + 1) & mask) {
+        const zb_plot_series *s = &set->s[set->index[k]];
+        if (!s->dropped && s->file == file && !strcmp(s->label, label)) return set->index[k];
+    }
+    return -1;
+}
+
+zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file) {
+    if (set->index_cap < 2 * (set->n + 1) && !index_build(set, set->n + 1)) {
+        set->oom = true;
+        return NULL;
+    }
+    int found = zb_plot_series_find(set, label, file);
+    if (found >= 0) return &set->s[found];
     if (set->n == set->cap) {
         int cap = set->cap ? 2 * set->cap : 8;
         zb_plot_series *s = (zb_plot_series *)realloc(set->s, (size_t)cap * sizeof *s);
@@ -95,6 +142,7 @@ zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, i
     memset(s, 0, sizeof *s);
     snprintf(s->label, sizeof s->label, "%s", label);
     s->file = file;
+    index_put(set, set->n - 1);
     return s;
 }
 
@@ -113,10 +161,22 @@ void zb_plot_series_add(zb_plot_series_set *set, zb_plot_series *s, zb_plot_poin
     s->p[s->n++] = p;
 }
 
-void zb_plot_series_remove(zb_plot_series_set *set, int i) {
+void zb_plot_series_drop(zb_plot_series_set *set, int i) {
     free(set->s[i].p);
-    memmove(&set->s[i], &set->s[i + 1], (size_t)(set->n - i - 1) * sizeof set->s[0]);
-    set->n--;
+    set->s[i].p = NULL;
+    set->s[i].n = set->s[i].cap = 0;
+    set->s[i].dropped = true;
+}
+
+void zb_plot_series_compact(zb_plot_series_set *set) {
+    int kept = 0;
+    for (int i = 0; i < set->n; i++) {
+        if (!set->s[i].dropped) set->s[kept++] = set->s[i];
+    }
+    set->n = kept;
+    free(set->index); /* the indices moved: rebuilt by the next get */
+    set->index = NULL;
+    set->index_cap = 0;
 }
 
 static int by_x(const void *a, const void *b) {
@@ -124,13 +184,31 @@ static int by_x(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static int by_label(const void *a, const void *b) {
+    return strcmp((*(const zb_plot_series *const *)a)->label, (*(const zb_plot_series *const *)b)->label);
+}
+
+/* shared[i]: another series has series i's label (sorted by label, so
+ * O(S log S) rather than every pair); false when out of memory. */
+static bool shared_labels(const zb_plot_series_set *set, bool *shared) {
+    const zb_plot_series **by = (const zb_plot_series **)malloc(((size_t)set->n + 1) * sizeof *by);
+    if (!by) return false;
+    for (int i = 0; i < set->n; i++) by[i] = &set->s[i];
+    qsort(by, (size_t)set->n, sizeof *by, by_label);
+    for (int i = 1; i < set->n; i++) {
+        if (strcmp(by[i - 1]->label, by[i]->label)) continue;
+        shared[by[i - 1] - set->s] = shared[by[i] - set->s] = true;
+    }
+    free(by);
+    return true;
+}
+
 void zb_plot_series_finish(zb_plot_series_set *set, const zb_plot_inputs *in) {
     bool *shared = (bool *)calloc((size_t)set->n + 1, sizeof(bool));
-    for (int i = 0; i < set->n; i++) {
-        qsort(set->s[i].p, (size_t)set->s[i].n, sizeof(zb_plot_point), by_x);
-        for (int j = 0; shared && j < set->n; j++) {
-            if (j != i && !strcmp(set->s[i].label, set->s[j].label)) shared[i] = true;
-        }
+    for (int i = 0; i < set->n; i++) qsort(set->s[i].p, (size_t)set->s[i].n, sizeof(zb_plot_point), by_x);
+    if (shared && !shared_labels(set, shared)) {
+        free(shared);
+        shared = NULL;
     }
     for (int i = 0; shared && i < set->n; i++) {
         if (!shared[i]) continue;
@@ -167,5 +245,6 @@ void zb_plot_series_write(const zb_plot_series_set *set, FILE *f, const char *co
 void zb_plot_series_free(zb_plot_series_set *set) {
     for (int i = 0; i < set->n; i++) free(set->s[i].p);
     free(set->s);
+    free(set->index);
     memset(set, 0, sizeof *set);
 }

@@ -41,6 +41,7 @@ typedef struct zb_plot_point {
 typedef struct zb_plot_series {
     char label[160];
     int file; /* the input it came from; a label two files share gets the file's name */
+    bool dropped; /* zb_plot_series_drop'ed, gone at zb_plot_series_compact */
     zb_plot_point *p;
     int n, cap;
 } zb_plot_series;
@@ -49,13 +50,20 @@ typedef struct zb_plot_series_set {
     zb_plot_series *s;
     int n, cap;
     bool oom;
+    int *index;    /* hash of (file, label) -> series, so a run finds its series in O(1) */
+    int index_cap; /* a power of two, over twice n; 0: no index yet */
 } zb_plot_series_set;
 
 /* The series with this label from this file, made when new (NULL: out of
  * memory, set->oom). */
 zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file);
-/* Removes series i, keeping the others in order. */
-void zb_plot_series_remove(zb_plot_series_set *set, int i);
+/* The index of the series with this label from this file, -1 when none. */
+int zb_plot_series_find(const zb_plot_series_set *set, const char *label, int file);
+/* Marks series i for removal (its points freed at once); the marked ones
+ * go in one pass at zb_plot_series_compact, the others keeping their order,
+ * so dropping many of S series costs O(S), not O(S^2). */
+void zb_plot_series_drop(zb_plot_series_set *set, int i);
+void zb_plot_series_compact(zb_plot_series_set *set);
 void zb_plot_series_add(zb_plot_series_set *set, zb_plot_series *s, zb_plot_point p);
 /* Sorts every series by x and appends " (FILE)" to labels that two
  * inputs' series share. */

@@ -88,8 +88,53 @@ static void label_runs(step_run *s, int n, const zb_plot_inputs *in) {
     }
 }
 
+/* Runs by group, then by their order (equal groups adjacent, the first
+ * seen first). */
+static int by_group(const void *a, const void *b) {
+    const step_run *x = *(const step_run *const *)a, *y = *(const step_run *const *)b;
+    int c = strcmp(x->group, y->group);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Each run's group number, groups numbered in first-seen order (NULL: out
+ * of memory). Sorted rather than every run against the runs before it:
+ * 50,000 runs of as many configurations cost O(n log n), not O(n^2). */
+static int *number_groups(const step_run *s, int n) {
+    int *group_of = (int *)calloc((size_t)n + 1, sizeof(int));
+    int *first = (int *)calloc((size_t)n + 1, sizeof(int)); /* the first run of each run's group */
+    const step_run **by = (const step_run **)malloc(((size_t)n + 1) * sizeof *by);
+    if (group_of && first && by) {
+        for (int i = 0; i < n; i++) by[i] = &s[i];
+        qsort(by, (size_t)n, sizeof *by, by_group);
+        for (int k = 0; k < n; k++) {
+            bool same = k > 0 && !strcmp(by[k - 1]->group, by[k]->group);
+            first[by[k] - s] = same ? first[by[k - 1] - s] : (int)(by[k] - s);
+        }
+        int n_groups = 0;
+        for (int i = 0; i < n; i++) group_of[i] = first[i] == i ? n_groups++ : group_of[first[i]];
+    } else {
+        free(group_of);
+        group_of = NULL;
+    }
+    free(first);
+    free(by);
+    return group_of;
+}
+
 static bool fail(zb_plot_out *out, const char *why) {
     snprintf(out->why, sizeof out->why, "%s", why);
+    return false;
+}
+
+/* A bar figure draws one bar per step run: past this many, a one-column
+ * figure shows nothing legible and gnuplot spends minutes drawing it
+ * (50,000 runs: a PDF of hundreds of MB), so the figure is left out. */
+#define ZB_PLOT_MAX_BARS 1000
+
+static bool too_many_bars(step_run *s, int n, zb_plot_out *out) {
+    free(s);
+    snprintf(out->why, sizeof out->why, "%d step runs, more than the %d bars one figure shows (plot fewer runs)", n,
+             ZB_PLOT_MAX_BARS);
     return false;
 }
 
@@ -105,6 +150,7 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
     bool oom = false;
     step_run *s = step_runs(in, &n, &oom);
     if (!s) return fail(out, oom ? "out of memory" : "no step runs in the inputs");
+    if (n > ZB_PLOT_MAX_BARS) return too_many_bars(s, n, out);
     label_runs(s, n, in);
     zb_plot_text t;
     if (!zb_plot_text_open(&t)) {
@@ -118,13 +164,7 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
     fputs("\"x\" \"group_x\" \"group\" \"mode\" \"step_ms\" \"step_lo\" \"step_hi\" \"overlap_pct\" \"overlap_lo\" "
           "\"overlap_hi\" \"mfu_pct\" \"mfu_lo\" \"mfu_hi\"\n", t.f);
     /* Groups in first-seen order: sync left of its group's centre, prefetch right. */
-    int *group_of = (int *)calloc((size_t)n, sizeof(int));
-    int n_groups = 0;
-    for (int i = 0; group_of && i < n; i++) {
-        int g = 0;
-        while (g < i && strcmp(s[g].group, s[i].group)) g++;
-        group_of[i] = g < i ? group_of[g] : n_groups++;
-    }
+    int *group_of = number_groups(s, n);
     if (!group_of) {
         free(s);
         zb_plot_text_close(&t);
@@ -206,6 +246,7 @@ bool zb_plot_build_memory(const zb_plot_inputs *in, zb_plot_out *out) {
     bool oom = false;
     step_run *s = step_runs(in, &n, &oom);
     if (!s) return fail(out, oom ? "out of memory" : "no step runs in the inputs");
+    if (n > ZB_PLOT_MAX_BARS) return too_many_bars(s, n, out);
     /* Device tags with bytes in some run, in first-seen order; host staging
      * is host memory, outside the device's peak. */
     enum { MAX_TAGS = 32 };
