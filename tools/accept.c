@@ -87,6 +87,28 @@ static void last_line(const char *log, char *out, size_t n) {
     fclose(f);
 }
 
+/* The command line of a run of benchmark check c, NULL-terminated:
+ * args[0] the benchmark, the profile's and the check's flags, --json
+ * json_path, then `last` when not NULL. `args` holds ZB_ACCEPT_MAX_ARGS + 4. */
+static void check_command(const zb_accept_profile *p, const zb_accept_check *c, const char *json_path,
+                          const char *last, const char **args) {
+    int n = 0;
+    args[n++] = c->bench;
+    for (int i = 0; i < p->n_args; i++) args[n++] = p->args[i];
+    for (int i = 0; i < c->n_args; i++) args[n++] = c->args[i];
+    args[n++] = "--json";
+    args[n++] = json_path;
+    if (last) args[n++] = last;
+    args[n] = NULL;
+}
+
+/* A benchmark that exited 2 on check `index`'s arguments: a bad profile. */
+static zb_status refused(const zb_accept_profile *p, const zb_accept_check *c, size_t index, const char *tail) {
+    char shown[72];
+    return ZB_FAIL(ZB_ERR_INVALID, "'%s': checks[%zu] (%s): zerobench %s refused its arguments: %s",
+                   zb_results_shown_path(p->path, shown), index, c->name, c->bench, tail);
+}
+
 /* Runs check c `repeat` times; docs[] get the results. ZB_ERR_INVALID: the
  * benchmark refused the profile's arguments (a bad profile). Any other
  * failure is the check's: out->reason says it and the return is ZB_OK. */
@@ -97,14 +119,8 @@ static zb_status run_benchmark(const zb_accept_profile *p, const zb_accept_check
         char json_path[1100], log_path[1100], tail[400];
         snprintf(json_path, sizeof json_path, "%s/check%zu-run%d.json", tmp, index, r);
         snprintf(log_path, sizeof log_path, "%s/check%zu-run%d.log", tmp, index, r);
-        const char *args[ZB_ACCEPT_MAX_ARGS + 2];
-        int n = 0;
-        args[n++] = c->bench;
-        for (int i = 0; i < p->n_args; i++) args[n++] = p->args[i];
-        for (int i = 0; i < c->n_args; i++) args[n++] = c->args[i];
-        args[n++] = "--json";
-        args[n++] = json_path;
-        args[n] = NULL;
+        const char *args[ZB_ACCEPT_MAX_ARGS + 4];
+        check_command(p, c, json_path, NULL, args);
         int code = 0;
         zb_status s = zb_tool_run_self(args, log_path, c->timeout_s, &code);
         last_line(log_path, tail, sizeof tail);
@@ -119,11 +135,7 @@ static zb_status run_benchmark(const zb_accept_profile *p, const zb_accept_check
             snprintf(out->reason, sizeof out->reason, "%s", zb_error_message());
             return ZB_OK;
         }
-        if (code == 2) {
-            char shown[72];
-            return ZB_FAIL(ZB_ERR_INVALID, "'%s': checks[%zu] (%s): zerobench %s refused its arguments: %s",
-                           zb_results_shown_path(p->path, shown), index, c->name, c->bench, tail);
-        }
+        if (code == 2) return refused(p, c, index, tail);
         if (code != 0) {
             out->verdict = ZB_CHECK_FAIL;
             snprintf(out->reason, sizeof out->reason, "run %d of zerobench %s exited %d: %s", r + 1, c->bench, code,
@@ -175,6 +187,41 @@ static void run_order(const zb_accept_profile *p, const zb_accept_check **order,
             }
         }
     }
+}
+
+/* A fresh temporary folder for the children's files, in $TMPDIR or /tmp. */
+static bool make_tmp(char *tmp, size_t n) {
+    const char *tdir = getenv("TMPDIR");
+    snprintf(tmp, n, "%s/zb-accept-XXXXXX", tdir && tdir[0] ? tdir : "/tmp");
+    return mkdtemp(tmp) != NULL;
+}
+
+/* --dry-run refuses what the real run would refuse: each benchmark check's
+ * command line goes to a child of this binary with --help last, which
+ * parses every flag and value as the run would, then stops before any work
+ * (no check of how the flags combine: that needs the run). Exit 2 from it:
+ * the profile is bad, as in the real run. */
+static zb_status dry_check_args(const zb_accept_profile *p) {
+    char tmp[512];
+    if (!make_tmp(tmp, sizeof tmp)) return ZB_FAIL(ZB_ERR_IO, "cannot make a temporary folder %s: %s", tmp, strerror(errno));
+    zb_status s = ZB_OK;
+    for (size_t i = 0; i < p->n_checks && s == ZB_OK; i++) {
+        const zb_accept_check *c = &p->checks[i];
+        if (c->kind == ZB_CHECK_DEVICES) continue;
+        char json_path[1100], log_path[1100], tail[400];
+        snprintf(json_path, sizeof json_path, "%s/check%zu-dry.json", tmp, i);
+        snprintf(log_path, sizeof log_path, "%s/check%zu-dry.log", tmp, i);
+        const char *args[ZB_ACCEPT_MAX_ARGS + 4];
+        check_command(p, c, json_path, "--help", args);
+        int code = 0;
+        s = zb_tool_run_self(args, log_path, c->timeout_s, &code);
+        last_line(log_path, tail, sizeof tail);
+        unlink(log_path);
+        unlink(json_path); /* never written (--help), removed all the same */
+        if (s == ZB_OK && code == 2) s = refused(p, c, i, tail);
+    }
+    rmdir(tmp);
+    return s;
 }
 
 /* --dry-run: what each check would run, devices first. */
@@ -231,19 +278,19 @@ static int accept_main(int argc, char **argv) {
         return 2;
     }
     if (a.dry_run) {
-        dry_run(&p);
+        zb_status s = dry_check_args(&p);
+        if (s == ZB_OK) dry_run(&p);
+        else fprintf(stderr, "zerobench accept: %s\n", zb_error_message());
         zb_accept_profile_free(&p);
-        return 0;
+        return s == ZB_OK ? 0 : s == ZB_ERR_INVALID ? 2 : 1;
     }
     char tmp[512];
-    const char *tdir = getenv("TMPDIR");
-    snprintf(tmp, sizeof tmp, "%s/zb-accept-XXXXXX", tdir && tdir[0] ? tdir : "/tmp");
     const zb_accept_check **order = (const zb_accept_check **)calloc(p.n_checks, sizeof *order);
     size_t *index = (size_t *)calloc(p.n_checks, sizeof *index);
     zb_check_outcome *out = (zb_check_outcome *)calloc(p.n_checks, sizeof *out);
     json_t *(*docs)[ZB_ACCEPT_MAX_REPEAT] = calloc(p.n_checks, sizeof *docs); /* each check's results */
     int *n_docs = (int *)calloc(p.n_checks, sizeof *n_docs);
-    if (!order || !index || !out || !docs || !n_docs || !mkdtemp(tmp)) {
+    if (!order || !index || !out || !docs || !n_docs || !make_tmp(tmp, sizeof tmp)) {
         fprintf(stderr, "zerobench accept: cannot make a temporary folder %s: %s\n", tmp, strerror(errno));
         free(docs);
         free(n_docs);
