@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "parse.h"
 #include "run_identity.h"
 
@@ -83,6 +84,12 @@ void zb_run_label(const json_t *run, char *out, size_t n) {
         const char *key = zb_run_identity_keys[i];
         const json_t *v = json_object_get(run, key);
         if (v && !json_is_null(v) && !label_default(run, key, v)) label_part(key, v, out, n);
+    }
+    if (zb_needs_escape(out)) { /* a newline or terminal escape from the file must not reach a table raw */
+        char *raw = strdup(out);
+        if (raw) zb_escape(raw, 0, out, n);
+        else snprintf(out, n, "(label not shown: out of memory)");
+        free(raw);
     }
 }
 

@@ -30,7 +30,8 @@ bool zb_run_is_simulated(const json_t *run);
 /* "allgather 4M out-of-place float ranks=2 nodes=1": the bench, then each
  * identity key the run has, briefly, leaving out usual values (no
  * recompute, prefetch depth 1, ...) and an object-valued shape (the model
- * names it). */
+ * names it). Escaped (escape.h): a value's newline or terminal escape
+ * cannot reach a table or a message raw. */
 void zb_run_label(const json_t *run, char *out, size_t n);
 
 /* Pairs the runs of `base` and `new_runs` (JSON arrays): pair[i] is the index

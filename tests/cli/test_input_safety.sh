@@ -40,5 +40,14 @@ expect2 nl "'a\\nb.json'" "$ZB" compare "$(printf 'a\nb.json')" good.json
 # Bytes that are not UTF-8 come out as \xHH.
 expect2 utf "'\\xff.json'" "$ZB" compare "$(printf '\377.json')" good.json
 
+# A run's identity value with a newline and a terminal escape: compare's
+# table shows it escaped, on its row's one line.
+printf '{"schema": "zerobench/1", "runs": [{"bench": "gemm", "name": "a\\nb\\u001b[31m", "metrics": {"tflops": 1}}]}' \
+  >esc.json
+timeout 20 "$ZB" compare esc.json esc.json >cmpesc.out 2>&1
+check test $? -eq 0
+check grep -qF 'gemm a\nb\x1b[31m  tflops' cmpesc.out
+check test -z "$(tr -d '\n' <cmpesc.out | tr -d '[:print:]')"
+
 [ $fail -eq 0 ] && echo "test_input_safety: $passed checks passed"
 exit $fail
