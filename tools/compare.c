@@ -72,8 +72,7 @@ typedef struct cmp_args {
     zb_cmp_format format;
     int github_tool; /* -1 unset, 0 smaller, 1 bigger */
     const char *output;
-    double tol[ZB_CMP_MAX_TOL];
-    const zb_metric_def *tol_metric[ZB_CMP_MAX_TOL];
+    zb_cmp_tolerance tol[ZB_CMP_MAX_TOL];
     int n_tol;
     bool help;
 } cmp_args;
@@ -109,8 +108,7 @@ static zb_status add_tolerances(cmp_args *a, const char *text) {
             return ZB_FAIL(ZB_ERR_INVALID, "--tolerance %s='%.32s': expected a number >= 0", item, eq + 1);
         }
         if (a->n_tol >= ZB_CMP_MAX_TOL) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance: at most %d", ZB_CMP_MAX_TOL);
-        a->tol_metric[a->n_tol] = m;
-        a->tol[a->n_tol++] = v;
+        a->tol[a->n_tol++] = (zb_cmp_tolerance){m, v};
     }
     return ZB_OK;
 }
@@ -174,17 +172,17 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
     return zb_paths_distinct(uses, 3);
 }
 
-static double tolerance_of(const cmp_args *a, const zb_metric_def *m) {
+static double tolerance_of(const zb_cmp_tolerance *tol, int n_tol, const zb_metric_def *m) {
     double t = m->tolerance;
-    for (int i = 0; i < a->n_tol; i++) {
-        if (a->tol_metric[i] == m) t = a->tol[i]; /* the last one given wins */
+    for (int i = 0; i < n_tol; i++) {
+        if (tol[i].m == m) t = tol[i].value; /* the last one given wins */
     }
     return t;
 }
 
 /* ---- the comparison ----------------------------------------------------- */
 
-static void result_free(zb_cmp_result *r) {
+void zb_compare_result_free(zb_cmp_result *r) {
     for (size_t i = 0; i < r->n_only_base; i++) free(r->only_base[i]);
     for (size_t i = 0; i < r->n_only_new; i++) free(r->only_new[i]);
     free(r->only_base);
@@ -212,12 +210,13 @@ static zb_status list_unmatched(const json_t *runs, const bool *used, char ***ou
     return ZB_OK;
 }
 
-static zb_status compare_docs(const cmp_args *a, const json_t *base, const json_t *nw, zb_cmp_result *r) {
+zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tolerance *tol, int n_tol,
+                          zb_cmp_result *r) {
     const json_t *br = json_object_get(base, "runs"), *nr = json_object_get(nw, "runs");
     size_t nb = json_array_size(br), nn = json_array_size(nr), n_pairs = 0;
     char shown[2][72];
-    zb_results_shown_path(a->files[0], shown[0]);
-    zb_results_shown_path(a->files[1], shown[1]);
+    zb_results_shown_path(r->base_path, shown[0]);
+    zb_results_shown_path(r->new_path, shown[1]);
     if (!nb) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", shown[0]);
     if (!nn) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", shown[1]);
     long *pair = (long *)malloc(nb * sizeof *pair);
@@ -257,7 +256,7 @@ static zb_status compare_docs(const cmp_args *a, const json_t *base, const json_
             if (!json_object_get(bm, m->key) && !json_object_get(nm, m->key)) continue;
             zb_cmp_row *row = &r->rows[r->n_rows++];
             row->pair = r->n_pairs;
-            zb_compare_judge(m, tolerance_of(a, m), bm, nm, row);
+            zb_compare_judge(m, tolerance_of(tol, n_tol, m), bm, nm, row);
             r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;
             r->n_noise += row->verdict == ZB_VERDICT_NOISE;
             r->n_better += row->verdict == ZB_VERDICT_BETTER;
@@ -295,7 +294,7 @@ static int compare_main(int argc, char **argv) {
     r.base_path = a.files[0];
     r.new_path = a.files[1];
     char *text = NULL;
-    zb_status s = compare_docs(&a, base, nw, &r);
+    zb_status s = zb_compare_docs(base, nw, a.tol, a.n_tol, &r);
     if (s == ZB_OK) s = zb_compare_render(&r, a.format, a.github_tool == 1, &text);
     int code = 0;
     if (s != ZB_OK) {
@@ -314,7 +313,7 @@ static int compare_main(int argc, char **argv) {
                 r.n_only_base, r.n_only_new);
     }
     free(text);
-    result_free(&r);
+    zb_compare_result_free(&r);
     json_decref(base);
     json_decref(nw);
     return code;

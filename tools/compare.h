@@ -61,6 +61,23 @@ typedef struct zb_cmp_result {
 void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
                       const json_t *new_metrics, zb_cmp_row *row);
 
+/* A metric's tolerance given on the command line (--tolerance KEY=X). */
+typedef struct zb_cmp_tolerance {
+    const zb_metric_def *m;
+    double value;
+} zb_cmp_tolerance;
+
+/* Pairs the runs of two loaded results documents (zb_results_load's
+ * checks passed) and judges each pair's metrics into *r, whose base_path
+ * and new_path the caller sets (messages name them) and whose other fields
+ * start zeroed; `tol` (n_tol entries, the last for a metric winning)
+ * overrides the default tolerances. ZB_ERR_INVALID: a file without runs,
+ * or no run in common; ZB_ERR_NOMEM. Free *r with zb_compare_result_free
+ * whatever the return. */
+zb_status zb_compare_docs(const json_t *base, const json_t *new_doc, const zb_cmp_tolerance *tol, int n_tol,
+                          zb_cmp_result *r);
+void zb_compare_result_free(zb_cmp_result *r);
+
 typedef enum zb_cmp_format { ZB_CMP_TEXT = 0, ZB_CMP_MARKDOWN, ZB_CMP_GITHUB } zb_cmp_format;
 
 /* The result in `format` as a malloc'ed string (*out, free() it). For

@@ -75,14 +75,10 @@ static const char *message(void) {
     return zb_error_text(buf, sizeof buf);
 }
 
-/* A trace (an object with a "traceEvents" array) is taken as one; anything
- * else must be a results file. */
-static zb_status load_input(const char *path, zb_plot_input *in) {
+zb_status zb_plot_input_take(const char *path, json_t *d, zb_plot_input *in) {
     in->path = path;
     in->doc = NULL;
     in->is_trace = false;
-    json_t *d = NULL;
-    ZB_TRY(zb_results_read(path, &d)); /* read and parsed once, whichever it is */
     if (json_is_object(d) && json_is_array(json_object_get(d, "traceEvents"))) {
         in->doc = d;
         in->is_trace = true;
@@ -95,6 +91,14 @@ static zb_status load_input(const char *path, zb_plot_input *in) {
     }
     in->doc = d;
     return ZB_OK;
+}
+
+static zb_status load_input(const char *path, zb_plot_input *in) {
+    json_t *d = NULL;
+    in->path = path;
+    in->doc = NULL;
+    ZB_TRY(zb_results_read(path, &d)); /* read and parsed once, whichever it is */
+    return zb_plot_input_take(path, d, in);
 }
 
 /* -o DIR: an existing writable folder, or a name whose parent is one. */

@@ -26,6 +26,11 @@ typedef struct zb_plot_input {
     bool is_trace;
 } zb_plot_input;
 
+/* Takes parsed document d as input `path`: a trace (an object with a
+ * "traceEvents" array) is taken as one; anything else must pass
+ * zb_results_check. On ZB_OK in->doc owns d; otherwise d is freed. */
+zb_status zb_plot_input_take(const char *path, json_t *d, zb_plot_input *in);
+
 typedef struct zb_plot_inputs {
     zb_plot_input *files;
     int n;

@@ -9,18 +9,23 @@
 
 const char *zb_results_shown_path(const char *path, char out[72]) { return zb_shown_path(path, out); }
 
+zb_status zb_results_parse(const char *path, const char *text, size_t len, json_t **doc) {
+    char shown[72];
+    json_error_t err;
+    *doc = json_loadb(text, len, 0, &err);
+    if (*doc) return ZB_OK;
+    return ZB_FAIL(ZB_ERR_INVALID, "'%s': not JSON (line %d: %s)", zb_results_shown_path(path, shown), err.line,
+                   err.text);
+}
+
 zb_status zb_results_read(const char *path, json_t **doc) {
-    char shown[72], *text = NULL;
+    char *text = NULL;
     size_t len = 0;
     *doc = NULL;
-    zb_results_shown_path(path, shown);
     ZB_TRY(zb_input_read(path, ZB_RESULTS_MAX_BYTES, &text, &len, NULL));
-    json_error_t err;
-    json_t *d = json_loadb(text, len, 0, &err);
+    zb_status s = zb_results_parse(path, text, len, doc);
     free(text);
-    if (!d) return ZB_FAIL(ZB_ERR_INVALID, "'%s': not JSON (line %d: %s)", shown, err.line, err.text);
-    *doc = d;
-    return ZB_OK;
+    return s;
 }
 
 zb_status zb_results_check(const char *path, const json_t *d) {

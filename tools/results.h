@@ -24,6 +24,10 @@ zb_status zb_results_load(const char *path, json_t **doc);
 zb_status zb_results_read(const char *path, json_t **doc);
 zb_status zb_results_check(const char *path, const json_t *doc);
 
+/* The parse of zb_results_read, on a file's text (len bytes) read by the
+ * caller; `path` names it in the message. */
+zb_status zb_results_parse(const char *path, const char *text, size_t len, json_t **doc);
+
 /* A path as messages show it (at most 64 characters, control characters
  * replaced), so an error stays on one line. */
 const char *zb_results_shown_path(const char *path, char out[72]);
