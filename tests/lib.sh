@@ -3,6 +3,10 @@
 #   check CMD...   runs CMD; counts it in $passed, or prints "FAIL: CMD" and
 #                  sets fail=1 (the test keeps going and exits 1 at the end)
 #   show FILE      prints FILE indented, at most 40 lines (after a failure)
+#   expect2 NAME WANT CMD...
+#                  runs CMD (stdout NAME.out, stderr NAME.err) under a 60 s
+#                  timeout(1) and checks what bad input gets: exit 2 (124
+#                  would mean it hung) and one line on stderr holding WANT
 # (a test with its own fail/show, as test_launch_layout.sh, defines them
 # after sourcing this)
 #   PYTHONPATH     gets tests/, so an embedded Python check can say
@@ -19,3 +23,13 @@ fail=0
 passed=0
 check() { if "$@"; then passed=$((passed + 1)); else echo "FAIL: $*"; fail=1; fi; }
 show() { echo "--- $1:"; sed 's/^/   | /' "$1" | head -40; }
+expect2() {
+  local name=$1 want=$2 rc; shift 2
+  timeout 60 "$@" >"$name.out" 2>"$name.err"
+  rc=$?
+  check test $rc -eq 2
+  [ $rc -eq 2 ] || echo "  ($name: exit $rc)"
+  check test "$(wc -l <"$name.err")" -eq 1
+  check grep -qF -- "$want" "$name.err"
+  [ "$(wc -l <"$name.err")" -eq 1 ] && grep -qF -- "$want" "$name.err" || show "$name.err"
+}

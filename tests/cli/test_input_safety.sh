@@ -10,17 +10,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-# expect2 NAME WANT CMD...: exit 2 within 20 s (124 would mean it hung),
-# one line on stderr holding WANT.
-expect2() {
-  local name=$1 want=$2; shift 2
-  timeout 20 "$@" >"$name.out" 2>"$name.err"
-  local rc=$?
-  check test $rc -eq 2 || echo "  ($name: exit $rc)"
-  check test "$(wc -l <"$name.err")" -eq 1 || show "$name.err"
-  check grep -qF -- "$want" "$name.err" || show "$name.err"
-}
-
 check "$ZB" gemm --shape 32x32x32 -n 1 -w 0 --json good.json
 mkfifo fifo
 mkdir folder

@@ -13,16 +13,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-# expect2 NAME WANT CMD...: exit 2, one line on stderr holding WANT.
-expect2() {
-  local name=$1 want=$2; shift 2
-  "$@" >"$name.out" 2>"$name.err"
-  local rc=$?
-  check test $rc -eq 2 || echo "  ($name: exit $rc)"
-  check test "$(wc -l <"$name.err")" -eq 1 || show "$name.err"
-  check grep -qF -- "$want" "$name.err" || show "$name.err"
-}
-
 # A link at the output path: refused, the victim keeps its bytes.
 echo precious >victim
 ln -s victim r.json
