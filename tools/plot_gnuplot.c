@@ -7,14 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 #include <time.h>
 #include <unistd.h>
 
 #include "plot.h"
 #include "results.h"
+#include "tool_run.h"
 
 /* The Debian package with gnuplot's cairo terminals and no X11. */
 #define ZB_GNUPLOT_PACKAGE "gnuplot-nox"
@@ -95,17 +93,6 @@ static void last_line(int fd, char *out, size_t n) {
     }
 }
 
-/* In the child: killed when zerobench dies, however it dies (SIGKILL
- * included, which no cleanup handler sees), so gnuplot never runs on as an
- * orphan drawing into a staging folder that is gone. A parent that died
- * before the prctl is seen by getppid() no longer being it. */
-static void die_with_parent(pid_t parent) {
-#ifdef __linux__
-    (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* failing (never seen): gnuplot still runs */
-#endif
-    if (getppid() != parent) _exit(127);
-}
-
 /* Runs gnuplot with argv[1..] (argv[0] set here); *code its exit status
  * (127: it could not be started), `msg` its last stderr line. */
 static zb_status run(const char *const *args, double timeout_s, int *code, char *msg, size_t msg_n) {
@@ -127,7 +114,7 @@ static zb_status run(const char *const *args, double timeout_s, int *code, char 
         return ZB_FAIL(ZB_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
     }
     if (pid == 0) {
-        die_with_parent(parent);
+        zb_tool_die_with_parent(parent, SIGKILL); /* gnuplot draws into a staging folder that is gone */
         int null_fd = open("/dev/null", O_RDWR);
         if (null_fd >= 0) {
             dup2(null_fd, 0);

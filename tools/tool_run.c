@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "tool_run.h"
 
@@ -14,6 +17,15 @@ static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void zb_tool_die_with_parent(pid_t parent, int sig) {
+#ifdef __linux__
+    (void)prctl(PR_SET_PDEATHSIG, sig); /* failing (never seen): the child still runs */
+#else
+    (void)sig;
+#endif
+    if (getppid() != parent) _exit(127);
 }
 
 zb_status zb_tool_run_self(const char *const *args, const char *log_path, double timeout_s, int *exit_code) {
@@ -31,9 +43,12 @@ zb_status zb_tool_run_self(const char *const *args, const char *log_path, double
     argv[argc] = NULL;
     fflush(stdout);
     fflush(stderr);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return ZB_FAIL(ZB_ERR_IO, "cannot start '%s %s': %s", self, args[0], strerror(errno));
     if (pid == 0) {
+        /* SIGTERM: a child zerobench cleans up its outputs, an mpirun ends its ranks */
+        zb_tool_die_with_parent(parent, SIGTERM);
         setpgid(0, 0); /* its own group: a timeout kills mpirun and its ranks alike */
         if (log_path) {
             int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0666);

@@ -4,6 +4,8 @@
 #ifndef ZB_TOOL_RUN_H
 #define ZB_TOOL_RUN_H
 
+#include <sys/types.h>
+
 #include "status.h"
 
 #ifdef __cplusplus
@@ -18,6 +20,12 @@ extern "C" {
  * signal when killed, 124 on the timeout). Returns ZB_ERR_IO when the child
  * cannot be started, ZB_ERR_TIMEOUT on the timeout, otherwise ZB_OK. */
 zb_status zb_tool_run_self(const char *const *args, const char *log_path, double timeout_s, int *exit_code);
+
+/* In a child just forked from `parent`: it gets `sig` when the parent dies,
+ * however it dies (SIGKILL included, which no cleanup handler sees), and
+ * ends at once when the parent is already gone; so no child of a tool runs
+ * on as an orphan. */
+void zb_tool_die_with_parent(pid_t parent, int sig);
 
 #ifdef __cplusplus
 }
