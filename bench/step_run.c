@@ -220,9 +220,8 @@ int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int ran
     return n;
 }
 
-/* The device's memory view and how many ranks share its device. Collective
- * where the backend has a view (the same entry on every rank): a rank whose
- * view failed still joins the gather, with an unknown id. */
+/* The device's memory view, and how many ranks share its device (found
+ * once at start-up, zb_bench_find_device_sharing). */
 static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
     if (!ctx->backends.device->mem_view) return ZB_OK;
     zb_dev_mem_view mv;
@@ -233,19 +232,10 @@ static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
         out->device_used_high_bytes = mv.device_used_high_bytes;
         out->library_bytes = mv.library_bytes;
     } else {
-        memset(&mv, 0, sizeof mv);
         zb_error_clear(); /* the view is optional: the run goes on without it */
     }
-    mv.device_id[ZB_DEV_ID_BYTES - 1] = '\0';
-    int n = ctx->topo.n_ranks;
-    char *ids = (char *)calloc((size_t)n, ZB_DEV_ID_BYTES);
-    /* Not agreed on: this rank's failure ends the job (main aborts). */
-    if (!ids) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory gathering %d ranks' device ids", n);
-    zb_status st = zb_mpi_allgather_bounded(mv.device_id, ids, ZB_DEV_ID_BYTES, MPI_CHAR, MPI_COMM_WORLD,
-                                            "gathering the ranks' device ids", ctx->cfg->timeout_s);
-    if (st == ZB_OK) out->device_sharing_ranks = zb_step_sharing_ranks(ids, ZB_DEV_ID_BYTES, n, ctx->topo.rank);
-    free(ids);
-    return st;
+    out->device_sharing_ranks = ctx->device_sharing > 1 ? ctx->device_sharing : 1;
+    return ZB_OK;
 }
 
 /* The per-step arrays (one block, returned) and the wait accumulator;

@@ -7,6 +7,7 @@
 #                  runs CMD (stdout NAME.out, stderr NAME.err) under a 60 s
 #                  timeout(1) and checks what bad input gets: exit 2 (124
 #                  would mean it hung) and one line on stderr holding WANT
+#   gone PID       true once PID has exited (or is a zombie), polling up to 10 s
 # (a test with its own fail/show, as test_launch_layout.sh, defines them
 # after sourcing this)
 #   PYTHONPATH     gets tests/, so an embedded Python check can say
@@ -32,4 +33,15 @@ expect2() {
   check test "$(wc -l <"$name.err")" -eq 1
   check grep -qF -- "$want" "$name.err"
   [ "$(wc -l <"$name.err")" -eq 1 ] && grep -qF -- "$want" "$name.err" || show "$name.err"
+}
+# gone PID: true once PID has exited (a zombie, reaped by init later, runs
+# nothing), polling for at most 10 s.
+gone() {
+  for _ in $(seq 100); do
+    local state
+    state=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
+    case "$state" in Z*) return 0 ;; esac
+    sleep 0.1
+  done
+  return 1
 }

@@ -20,18 +20,6 @@ EOF
 chmod +x bin/gnuplot
 check "$ZB" gemm --shape 32x32x32 -n 1 -w 0 --json g.json
 
-# gone PID: true once PID has exited, polling for at most 10 s (a
-# zombie, reaped by init later, counts as gone: it runs nothing).
-gone() {
-  for _ in $(seq 100); do
-    local state
-    state=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
-    case "$state" in Z*) return 0 ;; esac
-    sleep 0.1
-  done
-  return 1
-}
-
 for sig in KILL TERM; do
   rm -f gnuplot.pid
   PATH="$tmp/bin:$PATH" "$ZB" plot g.json -o "figs_$sig" >"$sig.out" 2>&1 &

@@ -10,17 +10,6 @@ source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# gone PID: true once PID has exited (a zombie runs nothing), polling for at most 10 s.
-gone() {
-  for _ in $(seq 100); do
-    local state
-    state=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
-    case "$state" in Z*) return 0 ;; esac
-    sleep 0.1
-  done
-  return 1
-}
-
 for sig in KILL TERM; do
   # A GEMM sweep long enough to be caught running (the child's -n is --iters).
   "$ZB" calibrate -o "$tmp/p_$sig.json" --backend cpu --gemm-min 512 --gemm-max 1024 --iters 2000 \
