@@ -90,6 +90,11 @@ void zb_step_stage_reading(const zb_bench_ctx *ctx, const zb_step_stats *runs, i
     if (sync) fs = figures_of(sync);
     if (pre) fp = figures_of(pre);
     bool shares = ctx->backends.device && ctx->backends.device->compute_shares_cores;
+    if (sync && pre && pre->paired) { /* --mode both: the pairs decide */
+        zb_reading_pair pair = {pre->step_diff_ms, pre->hidden, pre->slowdown};
+        zb_step_reading_paired(&fs, &fp, &pair, shares, out, n);
+        return;
+    }
     zb_step_reading(sync ? &fs : NULL, pre ? &fp : NULL, pre ? pre->hidden_pct : NAN,
                     pre ? pre->compute_slowdown_pct : NAN, shares, out, n);
 }

@@ -95,6 +95,78 @@ static void prefetch_only(text *t, const zb_reading_figures *p) {
            "%.3f ms step) stayed exposed.", p->overlap_pct, p->comm_ms, p->exposed_comm_ms, share, p->step_ms);
 }
 
+/* A paired statistic's median and interval, "+1.234 [0.500, 2.000]". */
+static void put_ci(text *t, const zb_paired *q, const char *fmt_unit) {
+    put(t, "%+.3f %s [%.3f, %.3f]", q->median, fmt_unit, q->lo, q->hi);
+}
+
+/* Compute beside the communication: said only as its interval allows. */
+static void put_slowdown(text *t, const zb_paired *sl) {
+    if (sl->n < ZB_PAIRED_MIN_PAIRS) return;
+    if (!sl->significant) {
+        put(t, "; compute time did not change detectably beside it");
+        return;
+    }
+    put(t, "; compute %s by %.1f %% [%.1f, %.1f] while communication ran beside it",
+        sl->median > 0 ? "slowed" : "sped up", fabs(sl->median), sl->lo, sl->hi);
+}
+
+/* Sync against prefetch from the pairs: the step time's verdict first, the
+ * figures that explain it after, none beyond what its interval says. */
+static void paired_both(text *t, const zb_reading_figures *s, const zb_reading_figures *p, const zb_reading_pair *q) {
+    const zb_paired *d = &q->step_diff;
+    if (d->n < ZB_PAIRED_MIN_PAIRS) {
+        put(t, "Too few pairs (%zu; a 95 %% interval needs %d) to tell whether prefetch changed the step time: the "
+               "median difference was %+.3f ms (%.3f -> %.3f ms); run more --steps.", d->n, ZB_PAIRED_MIN_PAIRS,
+            d->median, s->step_ms, p->step_ms);
+        return;
+    }
+    if (!d->significant) {
+        put(t, "No difference in step time is detectable at this noise: prefetch - sync ");
+        put_ci(t, d, "ms");
+        put(t, " over %zu pairs (half-width %.3f ms; medians %.3f -> %.3f ms); more pairs (--steps) would narrow "
+               "the interval.", d->n, 0.5 * (d->hi - d->lo), s->step_ms, p->step_ms);
+        if (!isnan(p->overlap_pct)) put(t, " Prefetch overlapped %.1f %% of its communication.", p->overlap_pct);
+        return;
+    }
+    bool faster = d->hi < 0;
+    put(t, "Prefetch was %s than sync: ", faster ? "faster" : "slower");
+    put_ci(t, d, "ms");
+    put(t, " per step (%+.1f %%, %.3f -> %.3f ms, %zu pairs)", net_pct(s, p), s->step_ms, p->step_ms, d->n);
+    const zb_paired *h = &q->hidden;
+    if (faster && s->exposed_comm_ms > 0 && h->n > 0) {
+        put(t, "; it hid %.1f %% of sync's %.3f ms of exposed communication", h->median, s->exposed_comm_ms);
+        if (h->median > 100.0) {
+            put(t, " (over 100 %%: the step shortened by more than sync's exposed communication, so more than "
+                   "the hidden communication changed)");
+        }
+    } else if (!faster && !isnan(p->overlap_pct)) {
+        put(t, " although it overlapped %.1f %% of its communication", p->overlap_pct);
+    }
+    put_slowdown(t, &q->slowdown);
+    put(t, ".");
+}
+
+size_t zb_step_reading_paired(const zb_reading_figures *sync, const zb_reading_figures *prefetch,
+                              const zb_reading_pair *pair, bool shares_cores, char *out, size_t n) {
+    bool usable = sync && prefetch && pair && !sync->sent_nothing && !prefetch->sent_nothing &&
+                  !isnan(sync->exposed_comm_ms) && !isnan(prefetch->overlap_pct);
+    if (!usable) { /* one rank, not traced, or one schedule: nothing the pairs decide */
+        return zb_step_reading(sync, prefetch, pair ? pair->hidden.median : NAN,
+                               pair ? pair->slowdown.median : NAN, shares_cores, out, n);
+    }
+    if (!out || n == 0) return 0;
+    out[0] = '\0';
+    text t = {out, n, 0};
+    paired_both(&t, sync, prefetch, pair);
+    const zb_paired *sl = &pair->slowdown;
+    if (shares_cores && sl->significant && sl->lo > ZB_READING_SLOWDOWN_PCT) {
+        put(&t, " Compute and communication share this backend's cores: compute slowed because the comm threads "
+                "ran on the cores it uses.");
+    }
+    return t.len;
+}
+
 size_t zb_step_reading(const zb_reading_figures *sync, const zb_reading_figures *prefetch, double hidden_pct,
                        double slowdown_pct, bool shares_cores, char *out, size_t n) {
     if (!out || n == 0) return 0;

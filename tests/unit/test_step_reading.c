@@ -2,7 +2,7 @@
  * figures: each case says what its numbers mean and carries them; the
  * shared-cores sentence appears only where compute and comm share cores
  * and compute slowed; with one rank (nothing sent) nothing about hiding is
- * said. */
+ * said; with pairs every conclusion follows its interval (test_paired). */
 #include <math.h>
 #include <string.h>
 
@@ -21,7 +21,56 @@ static const char *reading(const zb_reading_figures *s, const zb_reading_figures
 #define HAS(t, sub) ZB_CHECK_MSG(strstr((t), (sub)) != NULL, "'%s' not in: %s", (sub), (t))
 #define HASNT(t, sub) ZB_CHECK_MSG(strstr((t), (sub)) == NULL, "'%s' in: %s", (sub), (t))
 
+/* With pairs, the conclusions follow the intervals (zb_step_reading_paired). */
+static void test_paired(void) {
+    zb_reading_figures sync = {20.0, 0.0, 10.0, 8.0, 10.0, false};
+    zb_reading_figures pre = {18.0, 60.0, 4.0, 8.4, 10.0, false};
+    char buf[1024];
+    /* Step time within noise: no direction, no hiding, no slowdown claimed. */
+    zb_reading_pair q = {{8, 0.3, -0.1, 0.4, 0.93, false}, {8, 90.0, -20.0, 150.0, 0.93, false},
+                         {8, 6.0, -2.0, 9.0, 0.93, false}};
+    zb_step_reading_paired(&sync, &pre, &q, true, buf, sizeof buf);
+    HAS(buf, "No difference in step time is detectable at this noise");
+    HAS(buf, "+0.300 ms [-0.100, 0.400]");
+    HAS(buf, "half-width 0.250 ms");
+    HAS(buf, "20.000 -> 18.000 ms");
+    HASNT(buf, "faster");
+    HASNT(buf, "hid ");
+    HASNT(buf, "slowed");
+    HASNT(buf, "share this backend's cores");
+    /* Faster, hidden over 100 % said as it is, slowdown within noise. */
+    zb_reading_pair f = {{8, -2.0, -2.5, -1.5, 0.93, true}, {8, 261.0, 200.0, 300.0, 0.93, true},
+                         {8, 3.0, -1.0, 6.0, 0.93, false}};
+    zb_step_reading_paired(&sync, &pre, &f, true, buf, sizeof buf);
+    HAS(buf, "Prefetch was faster than sync: -2.000 ms [-2.500, -1.500]");
+    HAS(buf, "hid 261.0 %");
+    HAS(buf, "over 100 %");
+    HAS(buf, "compute time did not change detectably");
+    HASNT(buf, "share this backend's cores");
+    /* Slower, with a compute slowdown whose interval excludes 0, on shared cores. */
+    zb_reading_pair w = {{8, 1.5, 1.0, 2.0, 0.93, true}, {8, -15.0, -20.0, -10.0, 0.93, true},
+                         {8, 20.0, 10.0, 30.0, 0.93, true}};
+    zb_step_reading_paired(&sync, &pre, &w, true, buf, sizeof buf);
+    HAS(buf, "Prefetch was slower than sync: +1.500 ms [1.000, 2.000]");
+    HAS(buf, "although it overlapped 60.0 %");
+    HAS(buf, "compute slowed by 20.0 % [10.0, 30.0]");
+    HAS(buf, "share this backend's cores");
+    HASNT(buf, "hid ");
+    /* Too few pairs for an interval. */
+    zb_reading_pair few = {{3, -2.0, NAN, NAN, NAN, false}, {3, 50.0, NAN, NAN, NAN, false},
+                           {3, 1.0, NAN, NAN, NAN, false}};
+    zb_step_reading_paired(&sync, &pre, &few, false, buf, sizeof buf);
+    HAS(buf, "Too few pairs (3; a 95 % interval needs 6)");
+    HASNT(buf, "faster");
+    /* One rank: the pairs decide nothing about hiding. */
+    zb_reading_figures one_s = {2.0, NAN, NAN, 1.0, 0.1, true}, one_p = {1.5, NAN, NAN, 1.0, 0.1, true};
+    zb_step_reading_paired(&one_s, &one_p, &f, false, buf, sizeof buf);
+    HAS(buf, "No bytes went between ranks (one rank)");
+    HASNT(buf, "faster");
+}
+
 int main(void) {
+    test_paired();
     zb_reading_figures sync = {20.0, 0.0, 10.0, 8.0, 10.0};
     zb_reading_figures pre = {18.0, 60.0, 4.0, 8.4, 10.0};
 
