@@ -90,7 +90,9 @@ void zb_step_stage_reading(const zb_bench_ctx *ctx, const zb_step_stats *runs, i
     if (sync) fs = figures_of(sync);
     if (pre) fp = figures_of(pre);
     bool shares = ctx->backends.device && ctx->backends.device->compute_shares_cores;
-    if (sync && pre && pre->paired) { /* --mode both: the pairs decide */
+    /* --mode both: the pairs decide, except on the sim, whose virtual time
+     * has no noise to test against (every pair is the same). */
+    if (sync && pre && pre->paired && !ctx->simulated) {
         zb_reading_pair pair = {pre->step_diff_ms, pre->hidden, pre->slowdown};
         zb_step_reading_paired(&fs, &fp, &pair, shares, out, n);
         return;
