@@ -11,6 +11,7 @@
     X(ALLGATHER, allgather)         \
     X(REDUCESCATTER, reducescatter) \
     X(ALLREDUCE, allreduce)         \
-    X(GEMM, gemm)
+    X(GEMM, gemm)                   \
+    X(ATTENTION, attention)
 
 #endif

@@ -6,8 +6,10 @@
  * by the options every command takes (the CLI's own), and prints --help in
  * that order.
  *
- * Shared here: the sweep groups the collectives and gemm take, and --model,
- * which gemm and step both take. A benchmark's own options live next to it
+ * Shared here: the sweep groups the collectives and gemm take, --model,
+ * which gemm and step both take, and the one value parser (zb_opt_set).
+ * The model's shape and run flags, which step, scale and the plan tool
+ * take, are in model_opts.h. A benchmark's own options live next to it
  * (coll_bench.c: -i; gemm.c; step.c). */
 #ifndef ZB_BENCH_OPTS_H
 #define ZB_BENCH_OPTS_H
@@ -57,6 +59,16 @@ typedef struct zb_opt_seen {
 } zb_opt_seen;
 
 bool zb_opt_given(const zb_opt_seen *seen, const zb_opt *o);
+
+/* Sets o's zb_config field from the text of its value (a ZB_OPT_FLAG's is
+ * ""), checked against the option's kind and range. Bad input is
+ * ZB_ERR_INVALID with one line naming the flag, the value and what is
+ * accepted ("--layers '0': expected an integer from 1 to 1048576"). The one
+ * value parser: the CLI's for every command, and a tool's for the step's
+ * flags it takes (tools/plan.c), so both say the same. */
+zb_status zb_opt_set(const zb_opt *o, const char *value, zb_config *cfg);
+/* How messages and --help name a flag: "-b/--minbytes" or "--json". */
+void zb_opt_flag_display(const zb_opt *o, char *out, size_t n);
 
 typedef struct zb_opt_group {
     const zb_opt *const *opts; /* NULL-terminated, in --help order */

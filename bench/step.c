@@ -11,49 +11,15 @@
 #include "step_trace.h"
 #include "test_hook.h"
 
-static void apply_overrides(const zb_config *cfg, zb_model_cfg *m) {
-    if (cfg->layers) m->layers = (int)cfg->layers;
-    if (cfg->dim) m->dim = (int)cfg->dim;
-    if (cfg->heads) m->heads = (int)cfg->heads;
-    if (cfg->kv_heads) m->kv_heads = (int)cfg->kv_heads;
-    if (cfg->head_dim) m->head_dim = (int)cfg->head_dim;
-    if (cfg->ffn_dim) m->ffn_dim = (int)cfg->ffn_dim;
-    if (cfg->vocab) m->vocab = (int)cfg->vocab;
-    if (cfg->seq) m->seq = (int)cfg->seq;
-    if (cfg->batch) m->batch = (int)cfg->batch;
-}
-
-void zb_step_model_label(const char *profile, const zb_config *cfg, char *out, size_t n) {
-    /* In flag-name order, so a label reads the same however flags were given. */
-    const struct {
-        const char *flag;
-        int64_t value;
-    } shape[] = {{"batch", cfg->batch},   {"dim", cfg->dim},           {"ffn-dim", cfg->ffn_dim},
-                 {"head-dim", cfg->head_dim}, {"heads", cfg->heads},   {"kv-heads", cfg->kv_heads},
-                 {"layers", cfg->layers}, {"seq", cfg->seq},           {"vocab", cfg->vocab}};
-    size_t n_shape = sizeof shape / sizeof shape[0], given = 0;
-    for (size_t i = 0; i < n_shape; i++) given += shape[i].value != 0;
-    if (given == n_shape) {
-        snprintf(out, n, "custom");
-        return;
-    }
-    size_t off = (size_t)snprintf(out, n, "%s", profile);
-    for (size_t i = 0; i < n_shape && off < n; i++) {
-        if (!shape[i].value) continue;
-        off += (size_t)snprintf(out + off, n - off, "%c%s=%lld", off == strlen(profile) ? '+' : ',',
-                                shape[i].flag, (long long)shape[i].value);
-    }
-}
-
 zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     const zb_config *cfg = ctx->cfg;
     zb_model_profile mp;
-    const char *profile = cfg->model[0] ? cfg->model : "tiny";
+    const char *profile = cfg->model[0] ? cfg->model : ZB_MODEL_DEFAULT;
     ZB_TRY(zb_model_profile_load(profile, &mp));
     zb_step_model_label(profile, cfg, plan->model_label, sizeof plan->model_label);
     zb_engine_cfg *ec = &plan->engine;
     zb_model_cfg_from_profile(&mp, (uint64_t)cfg->seed, &ec->model);
-    apply_overrides(cfg, &ec->model);
+    zb_model_apply_shape(cfg, &ec->model); /* the flags override the profile */
     ZB_TRY(zb_model_cfg_validate(&ec->model));
     ec->recompute = cfg->recompute == 1;
     ec->prefetch_depth = (int)cfg->prefetch_depth;
@@ -166,45 +132,27 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
 
 STEP_CHOICE("mode", mode, "sync, prefetch, or both side by side", "sync|prefetch|both");
 STEP_CHOICE("stage", stage, "ZeRO stage: 0 (DDP), 1, 2, 3, or all (side by side)", "0|1|2|3|all");
-STEP_CHOICE("recompute", recompute, "none, or full (keep each unit's input, recompute its forward in backward)",
-            "none|full");
-STEP_OPT("param-dtype", ZB_OPT_DTYPE, param_dtype, 0, 0,
-         "float or bf16: compute-dtype parameters, gathered as such (default: bf16 on cuda, float "
-         "on cpu); master weights and AdamW states stay float");
-STEP_OPT("act-dtype", ZB_OPT_DTYPE, act_dtype, 0, 0,
-         "float or bf16: activations, and the dtype the kernels and GEMMs read and write (math and "
-         "accumulation stay float; default: the --param-dtype; bf16 needs bf16 params)");
-STEP_OPT("grad-reduce-dtype", ZB_OPT_DTYPE, grad_reduce_dtype, 0, 0,
-         "float or bf16: gradients as reduced across ranks (default: the --param-dtype)");
-STEP_OPT("prefetch-depth", ZB_OPT_INT, prefetch_depth, 1, 64, "gathered units alive ahead of use in prefetch mode");
 STEP_OPT("steps", ZB_OPT_INT, steps, 1, 1e6, "measured training steps");
 STEP_OPT("warmup", ZB_OPT_INT, warmup_steps, 0, 1e6, "untimed steps before the measured ones");
 STEP_OPT("trace-steps", ZB_OPT_TEXT, trace_steps, 0, 0,
          "steps the --trace file writes, per run, numbered from 1 with warm-up steps first: A-B, A, or all "
          "(default: each run's first 10 measured steps; the trace's otherData lists what was left out)");
-STEP_OPT("layers", ZB_OPT_INT, layers, 1, 1 << 20, "override the model's number of layers");
-STEP_OPT("dim", ZB_OPT_INT, dim, 1, 1 << 20, "override the model dimension");
-STEP_OPT("heads", ZB_OPT_INT, heads, 1, 1 << 16, "override the number of attention heads");
-STEP_OPT("kv-heads", ZB_OPT_INT, kv_heads, 1, 1 << 16, "override the number of key/value heads");
-STEP_OPT("head-dim", ZB_OPT_INT, head_dim, 1, 1 << 16, "override the head dimension");
-STEP_OPT("ffn-dim", ZB_OPT_INT, ffn_dim, 1, 1 << 22, "override the SwiGLU hidden dimension");
-STEP_OPT("vocab", ZB_OPT_INT, vocab, 2, 1 << 24, "override the vocabulary size");
-STEP_OPT("seq", ZB_OPT_INT, seq, 1, 1 << 22, "override the sequence length");
-STEP_OPT("batch", ZB_OPT_INT, batch, 1, 1 << 20, "override the micro-batch per rank");
 STEP_OPT("lr", ZB_OPT_REAL, lr, 1e-12, 1e30, "AdamW learning rate (any positive number)");
 STEP_OPT("seed", ZB_OPT_INT, seed, 0, 9e15, "seed of the initialization and the data");
 STEP_CHOICE("flops", flops_causal, "attention FLOPs convention for MFU: full (torchtitan, PaLM) or causal (Megatron)",
             "full|causal");
 
 /* Which runs and their per-rank notes (step only), then the model and how
- * it is run (step and scale). */
+ * it is run (step and scale; the model's flags are model_opts.c's, which
+ * plan takes too). */
 static const zb_opt *const step_mode_opts[] = {&opt_mode, &opt_stage, &zb_opt_straggler_pct, &opt_trace_steps,
                                                 NULL};
 static const zb_opt_group step_mode_group = {step_mode_opts, zb_step_trace_check};
 static const zb_opt *const step_model_opts[] = {
-    &zb_opt_model, &opt_recompute, &opt_param_dtype, &opt_act_dtype, &opt_grad_reduce_dtype,
-    &opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &opt_layers, &opt_dim, &opt_heads, &opt_kv_heads,
-    &opt_head_dim, &opt_ffn_dim, &opt_vocab, &opt_seq, &opt_batch, &opt_lr, &opt_seed, &opt_flops_causal, NULL};
+    &zb_opt_model, &zb_opt_recompute, &zb_opt_param_dtype, &zb_opt_act_dtype, &zb_opt_grad_reduce_dtype,
+    &zb_opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &zb_opt_layers, &zb_opt_dim, &zb_opt_heads,
+    &zb_opt_kv_heads, &zb_opt_head_dim, &zb_opt_ffn_dim, &zb_opt_vocab, &zb_opt_seq, &zb_opt_batch, &opt_lr,
+    &opt_seed, &opt_flops_causal, NULL};
 const zb_opt_group zb_step_model_group = {step_model_opts, NULL};
 static const zb_opt_group *const step_groups[] = {&step_mode_group, &zb_step_model_group, NULL};
 

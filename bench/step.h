@@ -9,6 +9,7 @@
 #include "bench.h"
 #include "engine.h"
 #include "flops.h"
+#include "model_opts.h"
 #include "overlap.h"
 #include "paired.h"
 #include "row.h"
@@ -99,11 +100,6 @@ zb_dtype zb_step_peak_dtype(const zb_config *cfg, zb_dtype device_default);
 /* How many of n_ranks ranks name the same device as `rank` does: ids holds
  * each rank's zb_dev_mem_view.device_id, id_bytes apart. An empty id is
  * unknown and shares with no one: 1. */
-/* The model label of a run of `profile` with the shape flags of `cfg`
- * (the nonzero ones of layers ... batch): "profile" when none is given,
- * "profile+flag=value,..." in flag-name order, "custom" when every one is. */
-void zb_step_model_label(const char *profile, const zb_config *cfg, char *out, size_t n);
-
 int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank);
 
 /* The device tracer's counts so far: true when a tracer runs and reports

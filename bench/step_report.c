@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "row.h"
 #include "step.h"
 #include "step_notes.h"
@@ -59,6 +60,14 @@ static zb_field json_text(const char *key, const char *v) {
     return f;
 }
 
+/* The attention implementation the device runs for the step's activations
+ * (kernels.h attention_impl): "cpu-tiled", "cudnn-sdpa", "cuda-tiled" ... */
+static const char *attention_impl(const zb_bench_ctx *ctx, zb_dtype act_dtype) {
+    const zb_kernels *k = ctx->dev && ctx->compute ? zb_kernels_for(ctx->dev) : NULL;
+    zb_kcall c = {ctx->compute, NULL, -1, act_dtype, 0.0};
+    return k && k->attention_impl ? k->attention_impl(&c) : "unknown";
+}
+
 /* The run's identity: what it ran, at the JSON run's top level; stage and
  * mode also lead both tables (pinned: the JSON has mode first). */
 static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *r) {
@@ -79,6 +88,7 @@ static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_p
     f[n++] = json_text("param_dtype", zb_dtype_name(e->param_dtype));
     f[n++] = json_text("grad_reduce_dtype", zb_dtype_name(e->grad_dtype));
     f[n++] = json_text("recompute", e->recompute ? "full" : "none");
+    f[n++] = json_text("attention", attention_impl(ctx, e->act_dtype));
     f[n++] = json_int("prefetch_depth", NULL, false, e->prefetch_depth);
     f[n++] = json_text("flops_convention", zb_flops_convention_name(plan->convention));
     f[n++] = json_text("peak_source", ctx->peak_source);
@@ -216,10 +226,11 @@ static void print_tables(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
                "micro-batch %d per rank; %.4g M parameters\n",
             plan->model_label, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
             m->seq, m->batch, zb_model_total_params(m) / 1e6);
-    fprintf(f, "# %d measured steps after %lld warm-up; recompute %s; prefetch depth %d; AdamW lr %g; "
-               "params %s, activations %s (fp32 math), gradients reduced in %s, fp32 master weights and AdamW "
-               "states\n",
+    fprintf(f, "# %d measured steps after %lld warm-up; recompute %s; fused attention %s; prefetch depth %d; "
+               "AdamW lr %g; params %s, activations %s (fp32 math), gradients reduced in %s, fp32 master weights "
+               "and AdamW states\n",
             runs[0].steps, (long long)ctx->cfg->warmup_steps, plan->engine.recompute ? "full" : "none",
+            attention_impl(ctx, plan->engine.act_dtype),
             plan->engine.prefetch_depth, (double)plan->engine.opt.lr, zb_dtype_name(plan->engine.param_dtype),
             zb_dtype_name(plan->engine.act_dtype), zb_dtype_name(plan->engine.grad_dtype));
     fprintf(f, "# MFU: %.4g model FLOPs per token (%s attention convention) against %.4g GFLOP/s per rank (%s)\n",

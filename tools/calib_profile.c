@@ -14,7 +14,7 @@ const char *const zb_calib_colls[ZB_CALIB_N_COLLS] = {"allgather", "reducescatte
 
 /* The sim parameters a profile may give (profile.h) and that calibrate does
  * not measure: kept from the base profile when it has them. */
-static const char *const sim_unmeasured[] = {"mem_efficiency", "attention_efficiency", "interference"};
+static const char *const sim_unmeasured[] = {"mem_efficiency", "attention_fwd_efficiency", "attention_bwd_efficiency", "interference"};
 
 static json_t *sub_object(json_t *parent, const char *key) {
     json_t *o = json_object_get(parent, key);

@@ -23,7 +23,8 @@ typedef struct zb_plan_col {
 
 typedef struct zb_plan {
     zb_plan_input in;
-    char model[64];          /* the --model name ("" with --params) */
+    char model[192];         /* as the step labels it: "llama3_8b", "tiny+dim=512,layers=4", "custom"
+                              * (zb_step_model_label); "" with --params */
     zb_hw_profile hw;
     char hw_name[64];        /* as given (--hw) or the default */
     double mem_per_gpu_bytes; /* the device's, or on a "measure" profile this machine's / ranks per node */

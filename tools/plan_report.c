@@ -132,8 +132,8 @@ static void print_header(const zb_plan *p, plan_unit u) {
                "parameters; seq %d, micro-batch %d per GPU; %.4g model FLOPs per token (full attention)\n",
                p->model, m->layers, m->dim, m->heads, m->kv_heads, m->head_dim, m->ffn_dim, m->vocab,
                np >= 1e9 ? np / 1e9 : np / 1e6, np >= 1e9 ? "B" : "M", m->seq, m->batch, p->model_flops_per_token);
-        printf("# recompute %s; prefetch depth %d; activations in %s as this engine keeps them (attention "
-               "probabilities materialized)\n",
+        printf("# recompute %s; prefetch depth %d; activations in %s as this engine keeps them (fused "
+               "attention: its output and a log-sum-exp per row, nothing of seq x seq)\n",
                in->engine.recompute ? "full" : "none", in->engine.prefetch_depth, zb_dtype_name(in->param_dtype));
     } else {
         printf("# plan: %.4g B parameters (--params)\n", (double)in->params / 1e9);
@@ -148,7 +148,7 @@ static void print_header(const zb_plan *p, plan_unit u) {
            u.name, u.name, u.bytes, p->from_gpus ? "columns: GPUs in total" : "columns: nodes x GPUs per node");
     if (!in->have_model) {
         printf("# --params gives no shapes: only the model-state rows (activations, workspace and the gathered "
-               "buffers need the model's layers: use --model); comm by the closed form\n");
+               "buffers need the model's layers: use --model or the shape flags); comm by the closed form\n");
     }
 }
 
@@ -170,7 +170,7 @@ static zb_status add_run(zb_rows *rows, const zb_plan *p, const zb_plan_col *col
     const zb_model_cfg *m = &in->engine.model;
     bool shaped = in->have_model;
     double have = p->mem_per_gpu_bytes, total = (double)c->total_bytes;
-    zb_field f[40];
+    zb_field f[48];
     int n = 0;
     f[n++] = jtext("bench", "plan");
     f[n++] = jtext("mode", with_mode ? (c->mode == ZB_MODE_SYNC ? "sync" : "prefetch") : NULL);
@@ -190,6 +190,16 @@ static zb_status add_run(zb_rows *rows, const zb_plan *p, const zb_plan_col *col
     f[n++].null = !shaped;
     f[n] = jint("batch", false, m->batch);
     f[n++].null = !shaped;
+    /* The shape planned, as the step's runs give it ("shape"; null without shapes). */
+    const struct { const char *key; int v; } dims[] = {
+        {"layers", m->layers}, {"dim", m->dim}, {"heads", m->heads}, {"kv_heads", m->kv_heads},
+        {"head_dim", m->head_dim}, {"ffn_dim", m->ffn_dim}, {"vocab", m->vocab}, {"seq", m->seq},
+        {"batch", m->batch}};
+    for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
+        f[n] = jint(dims[k].key, false, dims[k].v);
+        f[n].parent = "shape";
+        f[n++].null = !shaped;
+    }
     f[n++] = jint("params_bytes", true, (int64_t)c->params_bytes);
     f[n++] = jint("grads_bytes", true, (int64_t)c->grads_bytes);
     f[n++] = jint("optim_bytes", true, (int64_t)c->optim_bytes);

@@ -10,7 +10,8 @@
  *
  * Layer forward (x = x_in):
  *   xn1 = rmsnorm(x, attn_norm); q = rope(xn1 wq^T); k = rope(xn1 wk^T);
- *   v = xn1 wv^T; att = attention(q, k, v) (probs saved);
+ *   v = xn1 wv^T; att = attention(q, k, v) (fused: att and the per-row
+ *   log-sum-exp lse saved, the probabilities recomputed in backward);
  *   h = x + att wo^T; xn2 = rmsnorm(h, ffn_norm);
  *   gate = xn2 w_gate^T; up = xn2 w_up^T; act = silu(gate) * up;
  *   x_out = h + act w_down^T.
@@ -21,7 +22,7 @@
  *   - embedding and layers own `out` [N, C], the conventional x_out (the
  *     next unit's x_in); the head owns none (its output is the loss);
  *   - a layer allocated with keep_intermediates saves xn1, rstd1, q, k, v,
- *     probs, att, h, xn2, rstd2, gate, up, act (recompute none); without
+ *     lse, att, h, xn2, rstd2, gate, up, act (recompute none); without
  *     it (recompute full) the layer keeps only `out` plus a borrowed
  *     pointer to its input, forward computes the intermediates in the
  *     shared workspace, and backward first re-runs the forward (all but
@@ -93,7 +94,7 @@ typedef struct zb_layer_saved {
     void *q;      /* [N, HD] = [B, T, H, D], after RoPE */
     void *k;      /* [N, KD] = [B, T, KVH, D], after RoPE */
     void *v;      /* [N, KD] */
-    void *probs;  /* [B, H, T, T] */
+    float *lse;   /* [B, H, T] attention log-sum-exp (nothing of T x T) */
     void *att;    /* [N, HD] attention output before wo */
     void *h;      /* [N, C] residual after attention */
     void *xn2;    /* [N, C] */

@@ -18,7 +18,7 @@ static void *carve_bytes(char *base, size_t *off, size_t n, size_t esize) {
 }
 
 typedef struct dims {
-    size_t N, C, HD, KD, F, V, probs;
+    size_t N, C, HD, KD, F, V, rows; /* rows: B*H attention rows of T */
     size_t esize; /* bytes of a storage-dtype element */
 } dims;
 
@@ -39,7 +39,7 @@ static dims dims_of(const zb_model_cfg *cfg, int B, zb_dtype dtype) {
     d.KD = (size_t)cfg->kv_heads * (size_t)cfg->head_dim;
     d.F = (size_t)cfg->ffn_dim;
     d.V = (size_t)cfg->vocab;
-    d.probs = (size_t)B * (size_t)cfg->heads * (size_t)cfg->seq * (size_t)cfg->seq;
+    d.rows = (size_t)B * (size_t)cfg->heads * (size_t)cfg->seq;
     return d;
 }
 
@@ -49,7 +49,7 @@ static void carve_layer(const dims *d, char *base, size_t *off, zb_layer_saved *
     carve(base, off, d, d->N * d->HD, &s->q);
     carve(base, off, d, d->N * d->KD, &s->k);
     carve(base, off, d, d->N * d->KD, &s->v);
-    carve(base, off, d, d->probs, &s->probs);
+    carve_f32(base, off, d->rows, &s->lse);
     carve(base, off, d, d->N * d->HD, &s->att);
     carve(base, off, d, d->N * d->C, &s->h);
     carve(base, off, d, d->N * d->C, &s->xn2);

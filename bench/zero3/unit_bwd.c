@@ -68,8 +68,8 @@ static zb_status layer_backward(const zb_unit_ctx *c, int unit, const void *para
     ZB_TRY(grad_w(c, unit, "bwd.dw.wo", C, HD, N, d_h, s->att, g[ZB_LAYER_WO]));
     ZB_TRY(grad_x(c, unit, "bwd.dx.wo", C, HD, N, d_h, w[ZB_LAYER_WO], d_att, 0.0f));
     kc = zb_unit_kcall(c, unit, "bwd.attention");
-    ZB_TRY(K->attention_bwd(&kc, d_q, d_k, d_v, d_att, s->q, s->k, s->v, s->probs, B, T, H, KVH,
-                            D));
+    ZB_TRY(K->attention_bwd(&kc, d_q, d_k, d_v, d_att, s->q, s->k, s->v, s->att, s->lse, B, T, H,
+                            KVH, D));
     kc = zb_unit_kcall(c, unit, "bwd.rope_q");
     ZB_TRY(K->rope_bwd(&kc, d_q, d_q, B, T, H, D, theta));
     kc = zb_unit_kcall(c, unit, "bwd.rope_k");

@@ -130,7 +130,7 @@ zb_status zb_unit_layer_forward(const zb_unit_ctx *c, int unit, const void *para
     kc = zb_unit_kcall(c, unit, L("rope_k"));
     ZB_TRY(K->rope_fwd(&kc, s->k, s->k, B, T, KVH, D, theta));
     kc = zb_unit_kcall(c, unit, L("attention"));
-    ZB_TRY(K->attention_fwd(&kc, s->att, s->probs, s->q, s->k, s->v, B, T, H, KVH, D));
+    ZB_TRY(K->attention_fwd(&kc, s->att, s->lse, s->q, s->k, s->v, B, T, H, KVH, D));
     /* h = x_in + att wo^T */
     ZB_TRY(zb_unit_gemm(c, unit, L("wo"), false, true, N, C, HD,
                         s->att, w[ZB_LAYER_WO], s->h, 0, false));

@@ -26,7 +26,13 @@
  *                         below it) times the peak of its dtype
  *   mem_efficiency        (0, 1]: fraction of hbm_bytes_per_s that
  *                         element-wise ops, norms and copies reach
- *   attention_efficiency  (0, 1]: fraction of the peak attention reaches
+ *   attention_fwd_efficiency, attention_bwd_efficiency
+ *                         (0, 1], both or neither: the fraction of the
+ *                         peak fused causal attention reaches, forward and
+ *                         backward, over the FLOPs it performs (the key
+ *                         pairs j <= i; the backward 2.5 times the
+ *                         forward's: it recomputes the scores), as public
+ *                         fused-attention benchmarks count them
  *   link_latency_s        {"intra_node": s, "inter_node": s}, each >= 0:
  *                         the latency of one step of a collective's
  *                         algorithm inside a node / across nodes
@@ -90,7 +96,7 @@ typedef struct zb_hw_sim {
     double gemm_min_dim[ZB_SIM_MAX_GEMM_EFF];
     double gemm_eff[ZB_SIM_MAX_GEMM_EFF];
     double mem_efficiency;
-    double attention_efficiency;
+    double attention_fwd_efficiency, attention_bwd_efficiency;
     double latency_intra_s, latency_inter_s;
     double interference;
     double op_overhead_s;

@@ -85,7 +85,8 @@ static zb_status sources(const char *file, const json_t *sim, unsigned have) {
         const char *key;
     } params[] = {{ZB_SIM_GEMM_EFFICIENCY, "gemm_efficiency"},
                   {ZB_SIM_MEM_EFFICIENCY, "mem_efficiency"},
-                  {ZB_SIM_ATTENTION_EFFICIENCY, "attention_efficiency"},
+                  {ZB_SIM_ATTENTION_EFFICIENCY, "attention_fwd_efficiency"},
+                  {ZB_SIM_ATTENTION_EFFICIENCY, "attention_bwd_efficiency"},
                   {ZB_SIM_LATENCY_INTRA | ZB_SIM_LATENCY_INTER, "link_latency_s"},
                   {ZB_SIM_INTERFERENCE, "interference"},
                   {ZB_SIM_OP_OVERHEAD, "op_overhead_s"}};
@@ -119,9 +120,22 @@ zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *ou
     bool given = false;
     ZB_TRY(number(file, sim, "mem_efficiency", 0, true, 1, "a number in (0, 1]", &s.mem_efficiency, &given));
     if (given) s.have |= ZB_SIM_MEM_EFFICIENCY;
-    ZB_TRY(number(file, sim, "attention_efficiency", 0, true, 1, "a number in (0, 1]", &s.attention_efficiency,
-                  &given));
-    if (given) s.have |= ZB_SIM_ATTENTION_EFFICIENCY;
+    bool fwd_given = false, bwd_given = false;
+    ZB_TRY(number(file, sim, "attention_fwd_efficiency", 0, true, 1, "a number in (0, 1]",
+                  &s.attention_fwd_efficiency, &fwd_given));
+    ZB_TRY(number(file, sim, "attention_bwd_efficiency", 0, true, 1, "a number in (0, 1]",
+                  &s.attention_bwd_efficiency, &bwd_given));
+    if (fwd_given != bwd_given) {
+        const char *missing = fwd_given ? "attention_bwd_efficiency" : "attention_fwd_efficiency";
+        return ZB_FAIL(ZB_ERR_INVALID, "%s: field \"sim.%s\": missing (attention_fwd_efficiency and "
+                       "attention_bwd_efficiency go together)", file, missing);
+    }
+    if (json_object_get(sim, "attention_efficiency")) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s: field \"sim.attention_efficiency\": replaced by "
+                       "attention_fwd_efficiency and attention_bwd_efficiency (fused attention, "
+                       "costed over its causal FLOPs)", file);
+    }
+    if (fwd_given) s.have |= ZB_SIM_ATTENTION_EFFICIENCY;
     const json_t *lat = json_object_get(sim, "link_latency_s");
     if (lat) ZB_TRY(latencies(file, lat, &s));
     ZB_TRY(number(file, sim, "interference", 0, false, 10, "a number in [0, 10]", &s.interference, &given));
@@ -139,7 +153,7 @@ zb_status zb_hw_sim_require(const zb_hw_profile *hw, unsigned needs) {
         const char *what;
     } params[] = {{ZB_SIM_GEMM_EFFICIENCY, "sim.gemm_efficiency"},
                   {ZB_SIM_MEM_EFFICIENCY, "sim.mem_efficiency"},
-                  {ZB_SIM_ATTENTION_EFFICIENCY, "sim.attention_efficiency"},
+                  {ZB_SIM_ATTENTION_EFFICIENCY, "sim.attention_fwd_efficiency"},
                   {ZB_SIM_LATENCY_INTRA, "sim.link_latency_s.intra_node"},
                   {ZB_SIM_LATENCY_INTER, "sim.link_latency_s.inter_node"},
                   {ZB_SIM_INTERFERENCE, "sim.interference"},

@@ -16,6 +16,10 @@ double zb_attention_bwd_flops(int B, int T, int H, int D) {
     return 2.0 * zb_attention_fwd_flops(B, T, H, D);
 }
 
+double zb_attention_fwd_causal_flops(int B, int T, int H, int D) {
+    return 2.0 * (double)B * (double)H * (double)T * ((double)T + 1.0) * (double)D;
+}
+
 /* ---- the checks ------------------------------------------------------------ */
 
 /* The stream's backend table, or a status naming the op. */
@@ -102,7 +106,7 @@ static zb_status check_rope(const char *op, int B, int T, int NH, int D) {
     return ZB_OK;
 }
 
-/* q [B,T,H,D], k, v [B,T,KVH,D], probs [B,H,T,T]; B and H are grid
+/* q [B,T,H,D], k, v [B,T,KVH,D], lse [B,H,T]; B and H are grid
  * dimensions on CUDA (at most 65535). */
 static zb_status check_attention(const char *op, int B, int T, int H, int KVH, int D) {
     if (H <= 0 || KVH <= 0 || H % KVH != 0 || D <= 0) {
@@ -115,7 +119,7 @@ static zb_status check_attention(const char *op, int B, int T, int H, int KVH, i
         return bad_dims(op, "batch in [0, 65535] and sequence >= 0 needed", B, T);
     }
     NEED_FIT(op, "q", (size_t)B, (size_t)T, (size_t)H, (size_t)D);
-    NEED_FIT(op, "probs", (size_t)B, (size_t)H, (size_t)T, (size_t)T);
+    NEED_FIT(op, "lse", (size_t)B, (size_t)H, (size_t)T);
     return ZB_OK;
 }
 
@@ -195,7 +199,7 @@ static zb_status f_rope_bwd(const zb_kcall *c, void *dx, const void *dout, int B
     return b->rope_bwd(&k, dx, dout, B, T, NH, D, theta);
 }
 
-static zb_status f_attention_fwd(const zb_kcall *c, void *out, void *probs, const void *q,
+static zb_status f_attention_fwd(const zb_kcall *c, void *out, float *lse, const void *q,
                                  const void *kk, const void *v, int B, int T, int H, int KVH,
                                  int D) {
     const char *op = "attention_fwd";
@@ -203,23 +207,35 @@ static zb_status f_attention_fwd(const zb_kcall *c, void *out, void *probs, cons
     ZB_TRY(backend_of(c, op, &b));
     ZB_TRY(need_dtype(c, op));
     ZB_TRY(check_attention(op, B, T, H, KVH, D));
-    NEED_PTRS(op, B > 0 && T > 0, {"out", out}, {"probs", probs}, {"q", q}, {"k", kk}, {"v", v});
+    NEED_PTRS(op, B > 0 && T > 0, {"out", out}, {"lse", lse}, {"q", q}, {"k", kk}, {"v", v});
     zb_kcall k = with_flops(c, zb_attention_fwd_flops(B, T, H, D));
-    return b->attention_fwd(&k, out, probs, q, kk, v, B, T, H, KVH, D);
+    return b->attention_fwd(&k, out, lse, q, kk, v, B, T, H, KVH, D);
 }
 
 static zb_status f_attention_bwd(const zb_kcall *c, void *dq, void *dk, void *dv,
                                  const void *dout, const void *q, const void *kk, const void *v,
-                                 const void *probs, int B, int T, int H, int KVH, int D) {
+                                 const void *out, const float *lse, int B, int T, int H, int KVH,
+                                 int D) {
     const char *op = "attention_bwd";
     const zb_kernels *b;
     ZB_TRY(backend_of(c, op, &b));
     ZB_TRY(need_dtype(c, op));
     ZB_TRY(check_attention(op, B, T, H, KVH, D));
     NEED_PTRS(op, B > 0 && T > 0, {"dq", dq}, {"dk", dk}, {"dv", dv}, {"dout", dout}, {"q", q},
-              {"k", kk}, {"v", v}, {"probs", probs});
+              {"k", kk}, {"v", v}, {"out", out}, {"lse", lse});
     zb_kcall k = with_flops(c, zb_attention_bwd_flops(B, T, H, D));
-    return b->attention_bwd(&k, dq, dk, dv, dout, q, kk, v, probs, B, T, H, KVH, D);
+    return b->attention_bwd(&k, dq, dk, dv, dout, q, kk, v, out, lse, B, T, H, KVH, D);
+}
+
+/* The backend's name for its attention; "unknown" for a table without one
+ * or a call that cannot reach a backend (it only labels output). */
+static const char *f_attention_impl(const zb_kcall *c) {
+    const zb_kernels *b = NULL;
+    if (!c || !c->stream || !c->stream->dev || !c->stream->dev->ops ||
+        !c->stream->dev->ops->kernels)
+        return "unknown";
+    b = c->stream->dev->ops->kernels();
+    return b && b->attention_impl ? b->attention_impl(c) : "unknown";
 }
 
 static zb_status f_swiglu_fwd(const zb_kcall *c, void *h, const void *gate, const void *up,
@@ -346,6 +362,7 @@ static const zb_kernels front_end = {
     .rope_bwd = f_rope_bwd,
     .attention_fwd = f_attention_fwd,
     .attention_bwd = f_attention_bwd,
+    .attention_impl = f_attention_impl,
     .swiglu_fwd = f_swiglu_fwd,
     .swiglu_bwd = f_swiglu_bwd,
     .residual_fwd = f_residual_fwd,

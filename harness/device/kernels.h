@@ -12,8 +12,9 @@
  *
  * Shapes: B batch, T sequence, C model dim, H query heads, KVH kv heads,
  * D head dim, F ffn dim, V vocab, N = B*T tokens; row-major; activations
- * [N, C]; q [B, T, H, D] (= [N, H*D]); k, v [B, T, KVH, D]; probs
- * [B, H, T, T]. Element counts are size_t, dimensions int. Conventions match
+ * [N, C]; q [B, T, H, D] (= [N, H*D]); k, v [B, T, KVH, D]; the
+ * attention's per-row log-sum-exp lse [B, H, T] (fp32). Element counts
+ * are size_t, dimensions int. Conventions match
  * the CPU reference kernels (kernels/cpu/zb_cpu_kernels.h): activation
  * gradients are written, parameter gradients (dweight, dtable) accumulated,
  * accumulate adds. Aliasing allowed exactly where the CPU kernels allow it.
@@ -92,17 +93,23 @@ typedef struct zb_kernels {
     zb_status (*rope_bwd)(const zb_kcall *c, void *dx, const void *dout, int B, int T, int NH,
                           int D, float theta);
 
-    /* Causal GQA attention: q [B,T,H,D], k, v [B,T,KVH,D] -> out [B,T,H,D];
-     * probs [B, H, T, T] saved. Scale 1/sqrt(D). */
-    zb_status (*attention_fwd)(const zb_kcall *c, void *out, void *probs, const void *q,
+    /* Causal GQA attention, fused (FlashAttention-2's scheme): q [B,T,H,D],
+     * k, v [B,T,KVH,D] -> out [B,T,H,D], scale 1/sqrt(D); query head h reads
+     * kv head h / (H / KVH). Saves, per query row, lse [B,H,T] (fp32) = the
+     * natural log of sum_j<=i exp(scale q_i.k_j): the softmax row is
+     * exp(scale q_i.k_j - lse_i). No backend keeps or allocates anything of
+     * T x T elements: the probabilities live one tile at a time. */
+    zb_status (*attention_fwd)(const zb_kcall *c, void *out, float *lse, const void *q,
                                const void *k, const void *v, int B, int T, int H, int KVH,
                                int D);
-    /* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout [B,T,H,D]. */
+    /* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout [B,T,H,D], the
+     * inputs and the forward's out and lse: the probabilities are recomputed
+     * tile by tile from q, k and lse, and rowsum(dout * out) stands for
+     * rowsum(P * dP). out and lse must be those the forward wrote. */
     zb_status (*attention_bwd)(const zb_kcall *c, void *dq, void *dk, void *dv,
                                const void *dout, const void *q, const void *k,
-                               const void *v, const void *probs, int B, int T, int H,
-                               int KVH, int D);
-
+                               const void *v, const void *out, const float *lse, int B, int T,
+                               int H, int KVH, int D);
     /* h [n] = silu(gate) * up. */
     zb_status (*swiglu_fwd)(const zb_kcall *c, void *h, const void *gate, const void *up,
                             size_t n);
@@ -140,6 +147,12 @@ typedef struct zb_kernels {
      * other pair is ZB_ERR_INVALID. dst and src must not overlap. */
     zb_status (*cast)(const zb_kcall *c, void *dst, zb_dtype dst_type, const void *src,
                       zb_dtype src_type, size_t n);
+
+    /* The attention implementation this backend runs for c->dtype on
+     * c->stream's device, for the run's meta and table header: a static
+     * string ("cpu-tiled", "cudnn-sdpa", "cuda-tiled", ...). Last, so
+     * tables written in order without it still compile (it may be NULL). */
+    const char *(*attention_impl)(const zb_kcall *c);
 } zb_kernels;
 
 /* The kernel front end for a device whose backend has a kernel table
@@ -154,6 +167,9 @@ const zb_kernels *zb_kernels_for(zb_device *dev);
  * (harness/metrics/flops.c, the engine's unit FLOPs) all use it. */
 double zb_attention_fwd_flops(int B, int T, int H, int D);
 double zb_attention_bwd_flops(int B, int T, int H, int D);
+/* The FLOPs a causal kernel actually performs, the key j <= i pairs only:
+ * 2*B*H*T*(T+1)*D forward (about half the above); what the sim costs. */
+double zb_attention_fwd_causal_flops(int B, int T, int H, int D);
 
 #ifdef __cplusplus
 }

@@ -107,3 +107,28 @@ zb_status zb_cpu_attention_bwd(float *dq, float *dk, float *dv, const float *dou
     }
     return ZB_OK;
 }
+
+zb_status zb_cpu_attention_lse(float *lse, const float *q, const float *k, int B, int T, int H,
+                               int KVH, int D) {
+    zb_status st = check_heads(H, KVH, D, "attention lse");
+    if (st != ZB_OK) return st;
+    int rep = H / KVH;
+    double scale = 1.0 / sqrt((double)D);
+    size_t qrow = (size_t)H * (size_t)D, kvrow = (size_t)KVH * (size_t)D;
+    for (int b = 0; b < B; b++) {
+        for (int h = 0; h < H; h++) {
+            const float *kb = k + (size_t)b * (size_t)T * kvrow + (size_t)(h / rep) * (size_t)D;
+            for (int i = 0; i < T; i++) {
+                const float *qi = q + ((size_t)b * (size_t)T + (size_t)i) * qrow + (size_t)h * D;
+                double mx = -INFINITY, sum = 0.0;
+                for (int j = 0; j <= i; j++) {
+                    double s = scale * dot_f(qi, kb + (size_t)j * kvrow, D);
+                    if (s > mx) mx = s;
+                }
+                for (int j = 0; j <= i; j++) sum += exp(scale * dot_f(qi, kb + (size_t)j * kvrow, D) - mx);
+                lse[((size_t)b * (size_t)H + (size_t)h) * (size_t)T + (size_t)i] = (float)(mx + log(sum));
+            }
+        }
+    }
+    return ZB_OK;
+}

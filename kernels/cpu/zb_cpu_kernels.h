@@ -68,7 +68,10 @@ zb_status zb_cpu_rope_bwd(float *dx, const float *dout, int B, int T, int NH, in
                           float theta);
 
 /* ---- causal attention with grouped-query heads (attention.c) ----------- */
-/* q [B, T, H, D], k, v [B, T, KVH, D] -> out [B, T, H, D];
+/* The textbook algorithm, kept as the REFERENCE the fused kernels of every
+ * backend (kernels.h: out and lse saved, probabilities recomputed) are
+ * checked against; no backend runs it, since its probs are T x T.
+ * q [B, T, H, D], k, v [B, T, KVH, D] -> out [B, T, H, D];
  * probs [B, H, T, T] saved (softmax rows; zero above the diagonal).
  * Query head h reads kv head h / (H / KVH); scale 1 / sqrt(D).
  * ZB_ERR_INVALID unless H is a positive multiple of KVH. */
@@ -79,6 +82,10 @@ zb_status zb_cpu_attention_fwd(float *out, float *probs, const float *q, const f
 zb_status zb_cpu_attention_bwd(float *dq, float *dk, float *dv, const float *dout,
                                const float *q, const float *k, const float *v,
                                const float *probs, int B, int T, int H, int KVH, int D);
+/* lse [B, H, T] = log sum_{j<=i} exp(q_i . k_j / sqrt(D)), in double: the
+ * statistic the fused forwards save (kernels.h). */
+zb_status zb_cpu_attention_lse(float *lse, const float *q, const float *k, int B, int T, int H,
+                               int KVH, int D);
 
 /* ---- SwiGLU (swiglu.c) ------------------------------------------------- */
 /* h [N, F] = silu(gate [N, F]) * up [N, F]; n = N * F elements. */

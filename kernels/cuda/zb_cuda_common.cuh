@@ -116,17 +116,4 @@ static __device__ inline float zb_block_max(float v, float *red) {
     return r;
 }
 
-/* The causal row product both attention passes end with: for this
- * thread's d in [0, D), out[off + d] = sum over j = 0..i, in order, of
- * w[j] * m[j * ld + d] (w fp32 in shared memory, m the k or v rows). */
-template <typename S>
-static __device__ inline void zb_causal_row_combine(S *out, size_t off, const float *w, const S *m,
-                                                    size_t ld, int i, int D) {
-    for (int d = (int)threadIdx.x; d < D; d += (int)blockDim.x) {
-        float acc = 0.0f;
-        for (int j = 0; j <= i; j++) acc += w[j] * zb_ld(m, (size_t)j * ld + (size_t)d);
-        zb_st(out, off + (size_t)d, acc);
-    }
-}
-
 #endif

@@ -37,7 +37,7 @@
  *
  * Shapes: B batch, T sequence, C model dim, H query heads, KVH kv heads,
  * D head dim, V vocab, N = B*T tokens; row-major; activations [N, C];
- * q [B, T, H, D]; k, v [B, T, KVH, D]; probs [B, H, T, T]. */
+ * q [B, T, H, D]; k, v [B, T, KVH, D]; lse [B, H, T] (fp32). */
 #ifndef ZB_CUDA_KERNELS_H
 #define ZB_CUDA_KERNELS_H
 
@@ -82,21 +82,21 @@ cudaError_t zb_cuda_rope_bwd(cudaStream_t stream, zb_dtype dtype, void *dx, cons
                              int B, int T, int NH, int D, float theta);
 
 /* ---- attention_fwd.cu / attention_bwd.cu --------------------------------- */
-/* Causal GQA attention, scale 1/sqrt(D): out [B,T,H,D], probs [B,H,T,T]
- * (zero above the diagonal) written, both in dtype (out is computed from
- * the fp32 probabilities, before probs is rounded). H a positive multiple
- * of KVH. */
-cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, zb_dtype dtype, void *out, void *probs,
+/* zerobench's own fused attention (the fallback where cuDNN's is not used:
+ * fp32 storage, builds without cuDNN): tiled, online softmax, no buffer of
+ * T x T elements (kernels.h's attention entries). Causal GQA, scale
+ * 1/sqrt(D): out [B,T,H,D] in dtype and lse [B,H,T] fp32 written. H a
+ * positive multiple of KVH. */
+cudaError_t zb_cuda_attention_fwd(cudaStream_t stream, zb_dtype dtype, void *out, float *lse,
                                   const void *q, const void *k, const void *v, int B, int T,
                                   int H, int KVH, int D);
-/* dq [B,T,H,D], dk, dv [B,T,KVH,D] written from dout and the saved probs
- * (all in dtype). No output may alias an input. dq's rows double as fp32
- * scratch between the launches; with bf16 and D == 1 they cannot hold an
- * fp32, and a slower path recomputes instead (attention_bwd.cu). */
+/* dq [B,T,H,D], dk, dv [B,T,KVH,D] written (in dtype) from dout, q, k, v
+ * and the forward's out and lse; the probabilities are recomputed per tile.
+ * No output may alias an input; no scratch beyond shared memory. */
 cudaError_t zb_cuda_attention_bwd(cudaStream_t stream, zb_dtype dtype, void *dq, void *dk,
                                   void *dv, const void *dout, const void *q, const void *k,
-                                  const void *v, const void *probs, int B, int T, int H, int KVH,
-                                  int D);
+                                  const void *v, const void *out, const float *lse, int B, int T,
+                                  int H, int KVH, int D);
 
 /* ---- swiglu.cu ------------------------------------------------------------- */
 /* h [n] = silu(gate) * up. */

@@ -2,8 +2,11 @@
 # zerobench plan ($ZB): the ZeRO paper's Figure 1 from --params, the JSON's
 # documented keys (one run per cluster size, stage and schedule), a model
 # whose model states alone exceed the device reported as not fitting with
-# exit code 0, columns per --nodes value, and bad input: exit 2, one line on
-# stderr naming the flag, nothing on stdout, no --json file left behind.
+# exit code 0, columns per --nodes value, the step's model-shape flags
+# (--layers ... --batch: over the tiny profile without --model, overriding
+# the --model profile's fields with it, the step's model label), and bad
+# input: exit 2, one line on stderr naming the flag, nothing on stdout, no
+# --json file left behind; a bad shape value gets the step's own message.
 set -u
 source "$(dirname "$0")/../lib.sh"
 : "${ZB:?ZB must name the zerobench binary}"
@@ -27,6 +30,14 @@ check run_ok fig1e --params 7.5e9 --gpus 64
 check run_ok big --params 70B --gpus 8
 check run_ok l70 --model llama3_70b --nodes 1,2,4 --hw h100_sxm
 check run_ok tiny --model tiny --gpus 1,2 --hw cpu --param-dtype float --recompute full --prefetch-depth 2
+# Shape flags: alone (over tiny, the step's default), over a profile, equal
+# to the profile's own values, and all of them ("custom", as the step says).
+check run_ok shaped --layers 4 --dim=128 --gpus 1,2 --hw cpu --param-dtype float
+check run_ok over8b --model llama3_8b --layers 2 --seq 512 --batch 1 --gpus 8
+check run_ok same --model tiny --layers 2 --dim 64 --gpus 1,2 --hw cpu --param-dtype float --recompute full \
+    --prefetch-depth 2
+check run_ok custom --layers 3 --dim 96 --heads 6 --kv-heads 2 --head-dim 16 --ffn-dim 256 --vocab 512 \
+    --seq 48 --batch 3 --model llama3_70b --gpus 2 --hw cpu
 
 check grep -q "only the model-state rows" "$tmp/fig1.out"
 check grep -q "fits" "$tmp/l70.out"
@@ -87,6 +98,36 @@ check(by[(8, 0, "sync")]["comm_bytes_per_step"] < by[(8, 3, "sync")]["comm_bytes
 runs = load("tiny")
 check(all(r["metrics"]["fits"] for r in runs), "tiny on cpu fits")
 check(all(r["recompute"] == "full" and r["prefetch_depth"] == 2 for r in runs), "tiny: recompute, depth echoed")
+
+TINY = dict(layers=2, dim=64, heads=4, kv_heads=2, head_dim=16, ffn_dim=176, vocab=256, seq=32, batch=2)
+def shape(r):
+    check(r["seq"] == r["shape"]["seq"] and r["batch"] == r["shape"]["batch"], "seq, batch as in shape")
+    return r["shape"]
+
+shaped = load("shaped")
+check(len(shaped) == 2 * 4 * 2, f"shaped: {len(shaped)} runs, want 16")
+check(all(r["model"] == "tiny+dim=128,layers=4" for r in shaped), f"shaped: model {shaped[0]['model']}")
+check(all(shape(r) == dict(TINY, layers=4, dim=128) for r in shaped), f"shaped: shape {shape(shaped[0])}")
+key = lambda r: (r["ranks"], r["stage"], r["mode"])
+tiny = {key(r): r["metrics"] for r in runs}
+for r in shaped:
+    check(r["metrics"]["model_state_bytes"] > tiny[key(r)]["model_state_bytes"], f"shaped {key(r)}: more state")
+# Flags equal to the profile's own fields change nothing but the label.
+same = load("same")
+check({key(r) for r in same} == set(tiny), "same: the grid of tiny")
+for r in same:
+    check(r["model"] == "tiny+dim=64,layers=2" and shape(r) == TINY, f"same: {r['model']} {shape(r)}")
+    check(r["metrics"] == tiny.get(key(r)), f"same {key(r)}: figures differ from --model tiny's")
+
+runs = load("over8b")
+check(all(r["model"] == "llama3_8b+batch=1,layers=2,seq=512" for r in runs), f"over8b: {runs[0]['model']}")
+# The flags given replace the profile's fields; the rest stay llama3_8b's.
+want = dict(layers=2, dim=4096, heads=32, kv_heads=8, head_dim=128, ffn_dim=14336, vocab=128256, seq=512, batch=1)
+check(all(shape(r) == want for r in runs), f"over8b: shape {shape(runs[0])}")
+
+runs = load("custom")
+want = dict(layers=3, dim=96, heads=6, kv_heads=2, head_dim=16, ffn_dim=256, vocab=512, seq=48, batch=3)
+check(all(r["model"] == "custom" and shape(r) == want for r in runs), f"custom: {runs[0]['model']} {shape(runs[0])}")
 finish("test_plan_cli")
 EOF
 
@@ -121,7 +162,16 @@ check expect_bad "--params" --params 7.5X --gpus 8
 check expect_bad "--params" --params nan --gpus 8
 check expect_bad "--model NAME or --params N" --gpus 8
 check expect_bad "not both" --model tiny --params 7B
-check expect_bad "--seq needs --model" --params 7B --seq 4096
+check expect_bad "--seq with --params" --params 7B --seq 4096
+check expect_bad "--layers with --params" --params 7B --layers 4
+check expect_bad "--layers '0': expected an integer from 1 to" --layers 0 --gpus 2
+check expect_bad "--dim 'abc'" --model tiny --dim abc
+check expect_bad "--vocab '1'" --vocab 1
+check expect_bad "--kv-heads '-2'" --model llama3_8b --kv-heads=-2
+check expect_bad "model 'tiny+heads=3': model config: heads 3 is not a multiple of kv_heads 2" --heads 3
+check expect_bad "model 'llama3_8b+head-dim=15'" --model llama3_8b --head-dim 15
+check expect_bad "fewer than the" --layers 1 --dim 2 --heads 2 --kv-heads 2 --head-dim 2 --ffn-dim 2 --vocab 2 \
+    --gpus 4096
 check expect_bad "--recompute 'some'" --model tiny --recompute some
 check expect_bad "--param-dtype 'fp8'" --model tiny --param-dtype fp8
 check expect_bad "--gpus and --nodes" --params 7B --gpus 8 --nodes 1
@@ -133,6 +183,31 @@ check [ "$rc" -eq 2 ]
 check grep -q "folder does not exist" "$tmp/bad.err"
 check timeout 60 "$ZB" plan --help >"$tmp/help.out"
 check grep -q -- "--prefetch-depth" "$tmp/help.out"
+for flag in layers dim heads kv-heads head-dim ffn-dim vocab seq batch; do
+    check grep -q -- "--$flag N " "$tmp/help.out"
+done
+
+# A bad shape value: plan says exactly what the step says (one description,
+# one parser: bench/model_opts.c, zb_opt_set).
+same_message() { # same_message ARGS...: step's stderr and exit code = plan's
+    local rs=0 rp=0
+    timeout 60 "$ZB" step "$@" >/dev/null 2>"$tmp/step.err" </dev/null || rs=$?
+    timeout 60 "$ZB" plan "$@" --gpus 2 >/dev/null 2>"$tmp/plan.err" </dev/null || rp=$?
+    if [ "$rs" -ne 2 ] || [ "$rp" -ne 2 ] || ! cmp -s "$tmp/step.err" "$tmp/plan.err"; then
+        echo "FAIL: step/plan $*: exit $rs/$rp, messages differ"
+        show "$tmp/step.err"
+        show "$tmp/plan.err"
+        return 1
+    fi
+}
+check same_message --layers 0
+check same_message --dim 2x
+check same_message --head-dim 99999999
+check same_message --batch=-1
+check same_message --vocab 1
+check same_message --recompute partial
+check same_message --prefetch-depth 65
+check same_message --param-dtype fp16
 
 echo "test_plan_cli.sh: $passed passed, fail=$fail"
 exit $fail

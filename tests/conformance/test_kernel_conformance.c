@@ -13,7 +13,8 @@
  * rounded, up to the summation order). Outputs the table writes start as
  * NaN on the device (0xff bytes), so an element left unwritten fails;
  * accumulated outputs start from random values. Backward ops read the
- * reference's saved forward outputs (inv_rms, probs, lse) on both sides.
+ * reference's saved forward outputs (inv_rms, lse; attention: out and lse,
+ * with the reference's own probabilities on its side) on both sides.
  * Bound, relative to the output's largest magnitude: 1e-5 for fp32 outputs
  * (only the summation order and libm differ; a swapped argument or wrong
  * dimension is off by O(1)), 1e-2 for bf16 outputs (two fp32 results a few
@@ -175,27 +176,31 @@ static void run_pass(const int32_t *tok, const int32_t *d_tok) {
     { /* rope, attention */
         size_t nq = (size_t)N * H * D, nkv = (size_t)N * KVH * D, np = (size_t)B * H * T * T;
         tens q = t_in(nq, 1.0f), k = t_in(nkv, 1.0f), v = t_in(nkv, 1.0f), rq = t_out(nq);
-        tens drq = t_out(nq), out = t_out(nq), p = t_out(np), dout = t_in(nq, 1.0f);
-        tens dq = t_out(nq), dk = t_out(nkv), dv = t_out(nkv);
+        tens drq = t_out(nq), out = t_out(nq), lse = t_out32((size_t)B * H * T);
+        tens dout = t_in(nq, 1.0f), dq = t_out(nq), dk = t_out(nkv), dv = t_out(nkv);
+        /* the reference's probabilities: host only (no backend keeps them) */
+        tens p = {np, ZB_DTYPE_F32, (float *)calloc(np + 1, sizeof(float)), NULL};
         ran("rope_fwd", K->rope_fwd(&kc, rq.d, q.d, B, T, H, D, 10000.0f));
         ZB_CHECK_OK(zb_cpu_rope_fwd(rq.h, q.h, B, T, H, D, 10000.0f));
         t_check("rope_fwd", &rq);
         ran("rope_bwd", K->rope_bwd(&kc, drq.d, q.d, B, T, H, D, 10000.0f));
         ZB_CHECK_OK(zb_cpu_rope_bwd(drq.h, q.h, B, T, H, D, 10000.0f));
         t_check("rope_bwd", &drq);
-        ran("attention_fwd", K->attention_fwd(&kc, out.d, p.d, q.d, k.d, v.d, B, T, H, KVH, D));
+        ran("attention_fwd", K->attention_fwd(&kc, out.d, lse.d, q.d, k.d, v.d, B, T, H, KVH, D));
         ZB_CHECK_OK(zb_cpu_attention_fwd(out.h, p.h, q.h, k.h, v.h, B, T, H, KVH, D));
+        ZB_CHECK_OK(zb_cpu_attention_lse(lse.h, q.h, k.h, B, T, H, KVH, D));
         t_check("attention_fwd out", &out);
-        t_check("attention_fwd probs", &p);
-        t_share(&p);
-        ran("attention_bwd", K->attention_bwd(&kc, dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, p.d, B,
-                                              T, H, KVH, D));
+        t_check("attention_fwd lse", &lse);
+        t_share(&out);
+        t_share(&lse);
+        ran("attention_bwd", K->attention_bwd(&kc, dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, out.d,
+                                              lse.d, B, T, H, KVH, D));
         ZB_CHECK_OK(zb_cpu_attention_bwd(dq.h, dk.h, dv.h, dout.h, q.h, k.h, v.h, p.h, B, T, H,
                                          KVH, D));
         t_check("attention_bwd dq", &dq);
         t_check("attention_bwd dk", &dk);
         t_check("attention_bwd dv", &dv);
-        tens *all[] = {&q, &k, &v, &rq, &drq, &out, &p, &dout, &dq, &dk, &dv};
+        tens *all[] = {&q, &k, &v, &rq, &drq, &out, &lse, &p, &dout, &dq, &dk, &dv};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) t_free(all[i]);
     }
     { /* elementwise, cross-entropy, adamw, fill (the last two ignore dtype) */
@@ -275,7 +280,8 @@ static void check_bad_dtype(void) {
     BAD_CALL(K->rope_fwd(&bad, NULL, NULL, 1, 2, 2, 4, 1e4f));
     BAD_CALL(K->rope_bwd(&bad, NULL, NULL, 1, 2, 2, 4, 1e4f));
     BAD_CALL(K->attention_fwd(&bad, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1, 4));
-    BAD_CALL(K->attention_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1, 4));
+    BAD_CALL(
+        K->attention_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1, 4));
     BAD_CALL(K->swiglu_fwd(&bad, NULL, NULL, NULL, 8));
     BAD_CALL(K->swiglu_bwd(&bad, NULL, NULL, NULL, NULL, NULL, 8));
     BAD_CALL(K->residual_fwd(&bad, NULL, NULL, NULL, 8));

@@ -129,9 +129,9 @@ static void run_pass(const int32_t *tok, const int32_t *d_tok) {
         t_free(&x), t_free(&w), t_free(&out), t_free(&r), t_free(&dout), t_free(&dx), t_free(&dw);
     }
     { /* rope, attention */
-        size_t nq = (size_t)N * H * D, nkv = (size_t)N * KVH * D, np = (size_t)B * H * T * T;
+        size_t nq = (size_t)N * H * D, nkv = (size_t)N * KVH * D, nl = (size_t)B * H * T;
         tens q = t_in(nq, 1.0f), k = t_in(nkv, 1.0f), v = t_in(nkv, 1.0f), rq = t_out(nq);
-        tens drq = t_out(nq), out = t_out(nq), p = t_out(np), dout = t_in(nq, 1.0f);
+        tens drq = t_out(nq), out = t_out(nq), lse = t_out32(nl), dout = t_in(nq, 1.0f);
         tens dq = t_out(nq), dk = t_out(nkv), dv = t_out(nkv);
         before();
         after("rope_fwd", 0.0, kg->rope_fwd(&gc, rq.d, q.d, B, T, H, D, 10000.0f));
@@ -140,18 +140,18 @@ static void run_pass(const int32_t *tok, const int32_t *d_tok) {
         double fl = 4.0 * B * H * T * T * D;
         before();
         after("attention_fwd", fl,
-              kg->attention_fwd(&gc, out.d, p.d, q.d, k.d, v.d, B, T, H, KVH, D));
+              kg->attention_fwd(&gc, out.d, lse.d, q.d, k.d, v.d, B, T, H, KVH, D));
         before();
         after("attention_bwd", 2.0 * fl,
-              kg->attention_bwd(&gc, dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, p.d, B, T, H, KVH,
-                                D));
+              kg->attention_bwd(&gc, dq.d, dk.d, dv.d, dout.d, q.d, k.d, v.d, out.d, lse.d, B, T,
+                                H, KVH, D));
         /* bad shapes: refused before anything is queued, no op announced */
         before();
         ZB_CHECK(kg->rope_fwd(&gc, rq.d, q.d, B, T, H, D - 1, 10000.0f) == ZB_ERR_INVALID);
-        ZB_CHECK(kg->attention_fwd(&gc, out.d, p.d, q.d, k.d, v.d, B, T, H, 3, D) ==
+        ZB_CHECK(kg->attention_fwd(&gc, out.d, lse.d, q.d, k.d, v.d, B, T, H, 3, D) ==
                  ZB_ERR_INVALID);
         ZB_CHECK(n_begin == 0 && n_end == 0);
-        t_free(&q), t_free(&k), t_free(&v), t_free(&rq), t_free(&drq), t_free(&out), t_free(&p);
+        t_free(&q), t_free(&k), t_free(&v), t_free(&rq), t_free(&drq), t_free(&out), t_free(&lse);
         t_free(&dout), t_free(&dq), t_free(&dk), t_free(&dv);
     }
     { /* elementwise, cross-entropy, adamw, fill (the last two ignore dtype) */
@@ -197,8 +197,8 @@ static void check_bad_dtype(void) {
     const zb_kcall bad = {gs, NULL, 7, ZB_DTYPE_COUNT};
     before();
     ZB_CHECK(kg->rmsnorm_fwd(&bad, NULL, NULL, NULL, NULL, 2, 4, 1e-5f) == ZB_ERR_INVALID);
-    ZB_CHECK(kg->attention_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1,
-                               4) == ZB_ERR_INVALID);
+    ZB_CHECK(kg->attention_bwd(&bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1, 2,
+                               2, 1, 4) == ZB_ERR_INVALID);
     ZB_CHECK(kg->cross_entropy_fwd(&bad, NULL, NULL, NULL, NULL, 2, 8) == ZB_ERR_INVALID);
     zb_error_clear();
     ZB_CHECK_MSG(n_begin == 0 && n_end == 0, "refused calls announced %d ops", n_begin);

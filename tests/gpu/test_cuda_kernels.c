@@ -330,7 +330,7 @@ static void check_bad_dtype(void) {
         {"attention_fwd", zb_cuda_attention_fwd(S, bad, NULL, NULL, NULL, NULL, NULL, 1, 2, 2, 1,
                                                 4)},
         {"attention_bwd", zb_cuda_attention_bwd(S, bad, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                                                NULL, 1, 2, 2, 1, 4)},
+                                                NULL, NULL, 1, 2, 2, 1, 4)},
         {"swiglu_fwd", zb_cuda_swiglu_fwd(S, bad, NULL, NULL, NULL, 8)},
         {"swiglu_bwd", zb_cuda_swiglu_bwd(S, bad, NULL, NULL, NULL, NULL, NULL, 8)},
         {"residual_fwd", zb_cuda_residual_fwd(S, bad, NULL, NULL, NULL, 8)},

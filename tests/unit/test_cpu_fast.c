@@ -1,13 +1,18 @@
 /* The cpu device's fast kernels (harness/device/cpu/cpu_fast.h) against the
  * reference kernels (kernels/cpu/), on fresh random inputs (the seed is
- * printed; ZB_TEST_SEED replays one): GEMM-based attention forward and
- * backward on shapes whose sequence does and does not divide the row block
- * (T = 1, 64, 67, 130) with heads / kv heads 1 and > 1; RMSNorm, SwiGLU,
- * residual and accumulate (in place too), cross-entropy, AdamW (bit for
- * bit); and the polynomial exp against libm's over the range the kernels
- * use. Bound:
- * the fp32 bound of the conformance suite, 1e-5 of the output's largest
- * magnitude (kt_check_close also checks that the comparison can fail). */
+ * printed; ZB_TEST_SEED replays one): the fused (FlashAttention-2 style)
+ * attention forward (out, lse) and backward (dq, dk, dv) on causal shapes
+ * with kv heads shared by 1, 3, 4, 8 and 32 query heads, sequences that do
+ * and do not divide the blocks and tiles (T = 1 to 2048), B = 0 / T = 0
+ * and bad head counts; RMSNorm, SwiGLU, residual and accumulate (in place too),
+ * cross-entropy, AdamW (bit for bit); and the polynomial exp against
+ * libm's over the range the kernels use.
+ *
+ * Bounds. The element-wise kernels and norms: the fp32 bound of the
+ * conformance suite, 1e-5 of the output's largest magnitude. Attention's
+ * sums are long (up to T, or T times the query heads per kv head), so its
+ * bound grows with them (attn_bound below). kt_check_close also checks
+ * that each comparison can fail. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,34 +33,110 @@ static void close_to(const char *what, const float *got, const float *ref, size_
     free(want);
 }
 
-static void test_attention(int B, int T, int H, int KVH, int D) {
-    char what[96];
-    size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * KVH * D, np = (size_t)B * H * T * T;
-    float *q = kt_rand_f(nq, &rng, 1.0f), *k = kt_rand_f(nkv, &rng, 1.0f), *v = kt_rand_f(nkv, &rng, 1.0f);
-    float *dout = kt_rand_f(nq, &rng, 1.0f);
+/* ---- attention ------------------------------------------------------------ */
+
+#define U_F32 0x1.0p-24 /* fp32 unit roundoff */
+#define ATTN_SAFETY 8.0 /* the constant of the random-walk estimate below */
+#define ATTN_TILE 128   /* the smallest key tile (fast_attention_tile.h): T / ATTN_TILE bounds the rescales */
+
+/* Tolerance of an attention output, as a fraction of the array's largest
+ * reference magnitude. Rounding errors of an fp32 sum of n terms behave as
+ * a random walk, about sqrt(n) u of the result (signed terms) or of the
+ * terms' sum (positive ones), so sqrt(n_sum), with n_sum the longest sum
+ * behind an element (T keys for out and dq; T rows times the query heads
+ * sharing a kv head for dk and dv). Before that sum, each probability
+ * carries the error of its D-term dot products (score, dO.V, rowsum dO*O),
+ * up to sqrt(D) u of terms that are up to sqrt(D) times the result, so D;
+ * and the polynomial exp's 2^-22 = 4u, once for the probability and once
+ * per running-max rescale (at most T / tile). The reference adds its own
+ * rounding to fp32 (below 1 u). ATTN_SAFETY covers the constants. A dropped
+ * or extra key moves an element by about 1/T of its scale, above this
+ * bound at every T tested. */
+static double attn_bound(double n_sum, int T, int D) {
+    return ATTN_SAFETY * U_F32 * (sqrt(n_sum) + D + 4.0 * (T / ATTN_TILE + 2) + 1.0);
+}
+
+typedef struct attn_case {
+    int B, T, H, KVH, D;
+} attn_case;
+
+/* Checks got against the reference ref (fp32, n elements) within bound. */
+static void attn_close(const char *name, const attn_case *c, const float *got, const float *ref, size_t n,
+                       double bound) {
+    char what[112];
+    snprintf(what, sizeof what, "attention %s B%d T%d H%d KVH%d D%d", name, c->B, c->T, c->H, c->KVH, c->D);
+    double *want = kt_to_d(ref, n);
+    kt_check_close(what, got, want, n, 0.0, bound);
+    free(want);
+}
+
+/* lse is a log: its error is absolute, from the scores (D u of their
+ * magnitude, smax) and the sum of T exponentials (sqrt(T) u relative, so
+ * absolute in the log), plus the result's own rounding (u |lse|). As a
+ * fraction of the largest reference |lse|. */
+static double lse_bound(const float *lse_ref, size_t n, int T, int D, double smax) {
+    double mx = 0.0;
+    for (size_t i = 0; i < n; i++) mx = fmax(mx, fabs(lse_ref[i]));
+    double abs_err = ATTN_SAFETY * U_F32 * (sqrt((double)T) + D * smax + 4.0 * (T / ATTN_TILE + 2) + mx);
+    return mx > 0.0 ? abs_err / mx : abs_err;
+}
+
+/* The largest |score| the inputs allow, scale * max|q| max|k| D. */
+static double score_max(const float *q, size_t nq, const float *k, size_t nkv, int D) {
+    double mq = 0.0, mk = 0.0;
+    for (size_t i = 0; i < nq; i++) mq = fmax(mq, fabs(q[i]));
+    for (size_t i = 0; i < nkv; i++) mk = fmax(mk, fabs(k[i]));
+    return mq * mk * sqrt((double)D);
+}
+
+/* The fused forward and backward against the reference kernels. The fast
+ * outputs start as garbage (every element must be written, not added to);
+ * both backwards start from the reference forward (its probabilities for
+ * the textbook one, its out and lse for the fused one). */
+static void test_attention(attn_case c) {
+    int B = c.B, T = c.T, H = c.H, KVH = c.KVH, D = c.D;
+    size_t nq = (size_t)B * T * H * D, nkv = (size_t)B * T * KVH * D, nl = (size_t)B * H * T;
+    size_t np = (size_t)B * H * T * T;
+    /* q twice as large: peaked rows, so the running max moves between tiles */
+    float *q = kt_rand_f(nq, &rng, 2.0f), *k = kt_rand_f(nkv, &rng, 1.0f), *v = kt_rand_f(nkv, &rng, 1.0f);
+    float *dout = kt_rand_f(nq, &rng, 1.0f), *p_r = kt_zeros_f(np);
     float *out_r = kt_zeros_f(nq), *out_f = kt_rand_f(nq, &rng, 9.0f);
-    float *p_r = kt_zeros_f(np), *p_f = kt_rand_f(np, &rng, 9.0f); /* garbage: every entry must be written */
+    float *lse_r = kt_zeros_f(nl), *lse_f = kt_rand_f(nl, &rng, 9.0f);
     ZB_CHECK_OK(zb_cpu_attention_fwd(out_r, p_r, q, k, v, B, T, H, KVH, D));
-    ZB_CHECK_OK(zb_cpu_attention_fwd_fast(out_f, p_f, q, k, v, B, T, H, KVH, D));
-    snprintf(what, sizeof what, "attention fwd out B%d T%d H%d KVH%d D%d", B, T, H, KVH, D);
-    close_to(what, out_f, out_r, nq);
-    snprintf(what, sizeof what, "attention fwd probs B%d T%d H%d KVH%d D%d", B, T, H, KVH, D);
-    close_to(what, p_f, p_r, np);
+    ZB_CHECK_OK(zb_cpu_attention_lse(lse_r, q, k, B, T, H, KVH, D));
+    ZB_CHECK_OK(zb_cpu_attention_fwd_fast(out_f, lse_f, q, k, v, B, T, H, KVH, D));
+    attn_close("fwd out", &c, out_f, out_r, nq, attn_bound(T, T, D));
+    attn_close("fwd lse", &c, lse_f, lse_r, nl, lse_bound(lse_r, nl, T, D, score_max(q, nq, k, nkv, D)));
     float *dq_r = kt_zeros_f(nq), *dk_r = kt_zeros_f(nkv), *dv_r = kt_zeros_f(nkv);
     float *dq_f = kt_rand_f(nq, &rng, 9.0f), *dk_f = kt_rand_f(nkv, &rng, 9.0f), *dv_f = kt_rand_f(nkv, &rng, 9.0f);
-    /* both from the reference's probabilities, as the conformance suite does */
     ZB_CHECK_OK(zb_cpu_attention_bwd(dq_r, dk_r, dv_r, dout, q, k, v, p_r, B, T, H, KVH, D));
-    ZB_CHECK_OK(zb_cpu_attention_bwd_fast(dq_f, dk_f, dv_f, dout, q, k, v, p_r, B, T, H, KVH, D));
-    const char *names[3] = {"dq", "dk", "dv"};
-    const float *got[3] = {dq_f, dk_f, dv_f}, *ref[3] = {dq_r, dk_r, dv_r};
-    size_t ns[3] = {nq, nkv, nkv};
-    for (int i = 0; i < 3; i++) {
-        snprintf(what, sizeof what, "attention bwd %s B%d T%d H%d KVH%d D%d", names[i], B, T, H, KVH, D);
-        close_to(what, got[i], ref[i], ns[i]);
-    }
-    ZB_CHECK(zb_cpu_attention_fwd_fast(out_f, p_f, q, k, v, B, T, 3, 2, D) == ZB_ERR_INVALID);
-    free(q), free(k), free(v), free(dout), free(out_r), free(out_f), free(p_r), free(p_f);
+    ZB_CHECK_OK(zb_cpu_attention_bwd_fast(dq_f, dk_f, dv_f, dout, q, k, v, out_r, lse_r, B, T, H, KVH, D));
+    double n_kv = (double)T * (H / KVH);
+    attn_close("bwd dq", &c, dq_f, dq_r, nq, attn_bound(T, T, D));
+    attn_close("bwd dk", &c, dk_f, dk_r, nkv, attn_bound(n_kv, T, D));
+    attn_close("bwd dv", &c, dv_f, dv_r, nkv, attn_bound(n_kv, T, D));
+    free(q), free(k), free(v), free(dout), free(p_r), free(out_r), free(out_f), free(lse_r), free(lse_f);
     free(dq_r), free(dk_r), free(dv_r), free(dq_f), free(dk_f), free(dv_f);
+}
+
+/* Bad head counts are refused by both directions before anything is
+ * touched; B = 0 or T = 0 does nothing (the outputs keep their values). */
+static void test_attention_edges(void) {
+    float buf[64], keep[64], lse[8];
+    for (int i = 0; i < 64; i++) buf[i] = keep[i] = (float)i;
+    const int bad[4][3] = {{3, 2, 4}, {0, 1, 4}, {2, 0, 4}, {2, 1, 0}}; /* H, KVH, D */
+    for (int i = 0; i < 4; i++) {
+        int H = bad[i][0], KVH = bad[i][1], D = bad[i][2];
+        ZB_CHECK(zb_cpu_attention_fwd_fast(buf, lse, buf, buf, buf, 1, 2, H, KVH, D) == ZB_ERR_INVALID);
+        ZB_CHECK(zb_cpu_attention_bwd_fast(buf, buf, buf, buf, buf, buf, buf, buf, lse, 1, 2, H, KVH, D) ==
+                 ZB_ERR_INVALID);
+    }
+    ZB_CHECK(strstr(zb_error_message(), "kv heads 1") != NULL); /* the message names the values */
+    ZB_CHECK_OK(zb_cpu_attention_fwd_fast(buf, lse, keep, keep, keep, 0, 4, 4, 2, 4));
+    ZB_CHECK_OK(zb_cpu_attention_fwd_fast(buf, lse, keep, keep, keep, 2, 0, 4, 2, 4));
+    ZB_CHECK_OK(zb_cpu_attention_bwd_fast(buf, buf, buf, keep, keep, keep, keep, keep, lse, 0, 4, 4, 2, 4));
+    ZB_CHECK_OK(zb_cpu_attention_bwd_fast(buf, buf, buf, keep, keep, keep, keep, keep, lse, 2, 0, 4, 2, 4));
+    ZB_CHECK(!memcmp(buf, keep, sizeof buf));
 }
 
 static void test_rmsnorm(int N, int C) {
@@ -159,10 +240,17 @@ int main(void) {
     rng = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) * 2654435761u;
     printf("test_cpu_fast: seed %llu (ZB_TEST_SEED replays it)\n", (unsigned long long)rng);
     test_vexp();
-    test_attention(2, 67, 4, 4, 16);  /* H / KVH = 1, T not a multiple of the row block */
-    test_attention(1, 130, 6, 2, 8);  /* GQA 3, three row blocks, the last partial */
-    test_attention(1, 64, 8, 2, 64);  /* GQA 4, exactly one block */
-    test_attention(2, 1, 2, 1, 5);    /* one token, odd head dim */
+    /* GQA 1:1, 3:1, 4:1, 8:1, 32:1 (kv heads shared by that many query
+     * heads, stacked 128, 85, 64, 32, 16 rows each per block); T of one row,
+     * inside one block, one block and one more row, several blocks with a
+     * partial last one, and 2048. The reference is double scalar code:
+     * large T runs with few heads. */
+    const attn_case cases[] = {
+        {2, 1, 2, 1, 5},    {2, 67, 4, 4, 16},   {2, 129, 6, 2, 8},    {1, 128, 8, 2, 64},
+        {1, 300, 8, 1, 64}, {1, 517, 4, 1, 128}, {1, 40, 32, 1, 8},    {1, 2048, 2, 2, 64},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_attention(cases[i]);
+    test_attention_edges();
     test_rmsnorm(7, 37);
     test_rmsnorm(3, 512);
     test_eltwise(1001);

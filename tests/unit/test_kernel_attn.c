@@ -96,8 +96,8 @@ static void test_rope(uint64_t *rng) {
 
 /* ---- attention --------------------------------------------------------- */
 typedef struct { double *q, *k, *v, *r; int kvh; } att_ctx;
-/* out [B,T,H,D] and probs [B,H,T,T], written the long way. */
-static void att_ref(const att_ctx *c, double *out, double *probs) {
+/* out [B,T,H,D], probs [B,H,T,T] and lse [B,H,T], written the long way. */
+static void att_ref(const att_ctx *c, double *out, double *probs, double *lse) {
     int rep = H / c->kvh;
     double kx[B * T * H * D], vx[B * T * H * D]; /* repeat_kv: [B,T,H,D] */
     for (int b = 0; b < B; b++)
@@ -126,12 +126,13 @@ static void att_ref(const att_ctx *c, double *out, double *probs) {
                 }
                 if (probs)
                     for (int j = 0; j < T; j++) probs[((b * H + h) * T + i) * T + j] = exp(s[j]) / z;
+                if (lse) lse[(b * H + h) * T + i] = log(z);
             }
 }
 static double att_obj(void *p) {
     att_ctx *c = (att_ctx *)p;
     double out[MAXN];
-    att_ref(c, out, NULL);
+    att_ref(c, out, NULL, NULL);
     return kt_dot_d(out, c->r, MAXN);
 }
 
@@ -147,8 +148,11 @@ static void test_attention(uint64_t *rng) {
         ZB_CHECK_OK(zb_cpu_attention_bwd(dq, dk, dv, r, q, k, v, probs, B, T, H, kvh, D));
 
         att_ctx c = {kt_to_d(q, nq), kt_to_d(k, nkv), kt_to_d(v, nkv), kt_to_d(r, nq), kvh};
-        double oref[MAXN], pref[B * H * T * T], fq[MAXN], fk[MAXN], fv[MAXN];
-        att_ref(&c, oref, pref);
+        double oref[MAXN], pref[B * H * T * T], lref[B * H * T], fq[MAXN], fk[MAXN], fv[MAXN];
+        att_ref(&c, oref, pref, lref);
+        float lse[B * H * T];
+        ZB_CHECK_OK(zb_cpu_attention_lse(lse, q, k, B, T, H, kvh, D));
+        kt_check_close("attention lse", lse, lref, (size_t)(B * H * T), FWD_RTOL, FWD_ATOL);
         kt_check_close("attention out", out, oref, nq, FWD_RTOL, FWD_ATOL);
         kt_check_close("attention probs", probs, pref, np, FWD_RTOL, FWD_ATOL);
         int upper_zero = 1, rows_ok = 1;
@@ -176,6 +180,7 @@ static void test_attention(uint64_t *rng) {
     ZB_CHECK(zb_cpu_attention_fwd(one, p, one, one, one, 1, 1, H, 3, D) == ZB_ERR_INVALID);
     ZB_CHECK(zb_cpu_attention_bwd(one, one, one, one, one, one, one, p, 1, 1, H, 0, D) ==
              ZB_ERR_INVALID);
+    ZB_CHECK(zb_cpu_attention_lse(p, one, one, 1, 1, H, 3, D) == ZB_ERR_INVALID);
 }
 
 int main(void) {

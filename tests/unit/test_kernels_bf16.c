@@ -218,27 +218,29 @@ static void test_rope(void) {
 }
 
 static void test_attention(void) {
-    size_t nq = (size_t)N * H * D, nkv = (size_t)N * KVH * D, np = (size_t)B * H * T * T;
+    size_t nq = (size_t)N * H * D, nkv = (size_t)N * KVH * D, nr = (size_t)B * H * T;
     tens q = t_in(nq, 1.0f), k = t_in(nkv, 1.0f), v = t_in(nkv, 1.0f);
-    tens out = t_out(nq), probs = t_out(np);
-    ZB_CHECK_OK(K->attention_fwd(&kb, out.h, probs.h, q.h, k.h, v.h, B, T, H, KVH, D));
-    ZB_CHECK_OK(K->attention_fwd(&kf, out.f, probs.f, q.f, k.f, v.f, B, T, H, KVH, D));
+    tens out = t_out(nq);
+    ftens lse = f_new(nr, false);
+    ZB_CHECK_OK(K->attention_fwd(&kb, out.h, lse.b, q.h, k.h, v.h, B, T, H, KVH, D));
+    ZB_CHECK_OK(K->attention_fwd(&kf, out.f, lse.f, q.f, k.f, v.f, B, T, H, KVH, D));
     sync_ok();
     t_check("attention_fwd out", &out);
-    t_check("attention_fwd probs", &probs);
+    f_check("attention_fwd lse", &lse);
 
-    /* the backward reads the bf16 forward's probabilities */
-    tens p = t_of(probs.h, np), dout = t_in(nq, 1.0f);
+    /* the backward reads the bf16 forward's output (rounded) on both sides
+     * and the lse, bit-identical on both */
+    tens o = t_of(out.h, nq), dout = t_in(nq, 1.0f);
     tens dq = t_out(nq), dk = t_out(nkv), dv = t_out(nkv);
-    ZB_CHECK_OK(K->attention_bwd(&kb, dq.h, dk.h, dv.h, dout.h, q.h, k.h, v.h, p.h, B, T, H, KVH,
-                                 D));
-    ZB_CHECK_OK(K->attention_bwd(&kf, dq.f, dk.f, dv.f, dout.f, q.f, k.f, v.f, p.f, B, T, H,
-                                 KVH, D));
+    ZB_CHECK_OK(K->attention_bwd(&kb, dq.h, dk.h, dv.h, dout.h, q.h, k.h, v.h, o.h, lse.b, B, T,
+                                 H, KVH, D));
+    ZB_CHECK_OK(K->attention_bwd(&kf, dq.f, dk.f, dv.f, dout.f, q.f, k.f, v.f, o.f, lse.f, B, T,
+                                 H, KVH, D));
     sync_ok();
     t_check("attention_bwd dq", &dq);
     t_check("attention_bwd dk", &dk);
     t_check("attention_bwd dv", &dv);
-    t_free(&q), t_free(&k), t_free(&v), t_free(&out), t_free(&probs), t_free(&p);
+    t_free(&q), t_free(&k), t_free(&v), t_free(&out), t_free(&o), f_free(&lse);
     t_free(&dout), t_free(&dq), t_free(&dk), t_free(&dv);
 }
 
@@ -334,8 +336,8 @@ static void test_dtype_refused(void) {
         {"rmsnorm_bwd", K->rmsnorm_bwd(&c, h, f, h, h, h, g, 2, 2)},
         {"rope_fwd", K->rope_fwd(&c, h, h, 1, 1, 1, 2, 1e4f)},
         {"rope_bwd", K->rope_bwd(&c, h, h, 1, 1, 1, 2, 1e4f)},
-        {"attention_fwd", K->attention_fwd(&c, h, h, h, h, h, 1, 2, 1, 1, 2)},
-        {"attention_bwd", K->attention_bwd(&c, h, h, h, h, h, h, h, h, 1, 2, 1, 1, 2)},
+        {"attention_fwd", K->attention_fwd(&c, h, f, h, h, h, 1, 2, 1, 1, 2)},
+        {"attention_bwd", K->attention_bwd(&c, h, h, h, h, h, h, h, h, f, 1, 2, 1, 1, 2)},
         {"swiglu_fwd", K->swiglu_fwd(&c, h, h, h, 4)},
         {"swiglu_bwd", K->swiglu_bwd(&c, h, h + 8, h, h, h, 4)},
         {"residual_fwd", K->residual_fwd(&c, h, h, h, 4)},

@@ -32,9 +32,9 @@ static zb_hw_profile profile(double flops, double hbm, double nvlink, double int
              " \"hbm_bytes_per_s\": %g, \"nvlink_bytes_per_s\": %g, \"nic_bytes_per_s\": %g, \"gpus_per_node\": 8,"
              " \"sources\": {\"bf16_flops\": \"t\", \"fp32_flops\": \"t\", \"mem_bytes\": \"t\", \"hbm_bytes_per_s\":"
              " \"t\", \"nvlink_bytes_per_s\": \"t\", \"nic_bytes_per_s\": \"t\", \"gpus_per_node\": \"t\"},"
-             " \"sim\": {\"gemm_efficiency\": [[0, 1.0]], \"mem_efficiency\": 1.0, \"attention_efficiency\": 1.0,"
+             " \"sim\": {\"gemm_efficiency\": [[0, 1.0]], \"mem_efficiency\": 1.0, \"attention_fwd_efficiency\": 1.0, \"attention_bwd_efficiency\": 1.0,"
              " \"link_latency_s\": {\"intra_node\": 0, \"inter_node\": 0}, \"interference\": %g, \"op_overhead_s\": 0,"
-             " \"sources\": {\"gemm_efficiency\": \"t\", \"mem_efficiency\": \"t\", \"attention_efficiency\": \"t\","
+             " \"sources\": {\"gemm_efficiency\": \"t\", \"mem_efficiency\": \"t\", \"attention_fwd_efficiency\": \"t\", \"attention_bwd_efficiency\": \"t\","
              " \"link_latency_s\": \"t\", \"interference\": \"t\", \"op_overhead_s\": \"t\"}}}",
              flops, flops, hbm, nvlink, nvlink / 8, interference);
     zb_hw_profile hw;

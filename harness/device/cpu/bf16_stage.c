@@ -6,7 +6,7 @@
  * dtable) pass through untouched. Scratch lives for one op only.
  *
  * Shapes as in kernels.h: N = B*T tokens, activations [N, C], q
- * [B, T, H, D], k, v [B, T, KVH, D], probs [B, H, T, T]. */
+ * [B, T, H, D], k, v [B, T, KVH, D], lse [B, H, T] (fp32). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +23,9 @@ static size_t elems(int a, int b, int c, int d) {
 /* Element counts of the slots that hold activations or weights (the entry's
  * void * arguments); 0 for the fp32 ones (inv_rms, lse, loss, dweight,
  * dtable) and for unused slots. */
-static void storage_counts(const cpu_kargs *a, size_t in[5], size_t out[3]) {
+static void storage_counts(const cpu_kargs *a, size_t in[6], size_t out[3]) {
     const int *d = a->d;
-    memset(in, 0, 5 * sizeof *in);
+    memset(in, 0, 6 * sizeof *in);
     memset(out, 0, 3 * sizeof *out);
     switch (a->op) {
     case KOP_EMBEDDING_FWD: /* out [N, C], table [V, C] */
@@ -43,15 +43,13 @@ static void storage_counts(const cpu_kargs *a, size_t in[5], size_t out[3]) {
         break;
     case KOP_ROPE_FWD:
     case KOP_ROPE_BWD: out[0] = in[0] = elems(d[0], d[1], d[2], d[3]); break;
-    case KOP_ATTENTION_FWD: /* out, q [B,T,H,D]; k, v [B,T,KVH,D]; probs [B,H,T,T] */
+    case KOP_ATTENTION_FWD: /* out, q [B,T,H,D]; k, v [B,T,KVH,D]; lse fp32 */
         out[0] = in[0] = elems(d[0], d[1], d[2], d[4]);
-        out[1] = elems(d[0], d[2], d[1], d[1]);
         in[1] = in[2] = elems(d[0], d[1], d[3], d[4]);
         break;
-    case KOP_ATTENTION_BWD: /* dq, dout, q; dk, dv, k, v; probs */
-        out[0] = in[0] = in[1] = elems(d[0], d[1], d[2], d[4]);
+    case KOP_ATTENTION_BWD: /* dq, dout, q, out; dk, dv, k, v; lse fp32 */
+        out[0] = in[0] = in[1] = in[4] = elems(d[0], d[1], d[2], d[4]);
         out[1] = out[2] = in[2] = in[3] = elems(d[0], d[1], d[3], d[4]);
-        in[4] = elems(d[0], d[2], d[1], d[1]);
         break;
     case KOP_SWIGLU_FWD: out[0] = in[0] = in[1] = a->n; break;
     case KOP_SWIGLU_BWD: out[0] = out[1] = in[0] = in[1] = in[2] = a->n; break;
@@ -72,9 +70,9 @@ static void storage_counts(const cpu_kargs *a, size_t in[5], size_t out[3]) {
  * so the aliasing the fp32 kernels allow (out == x ...) stays allowed. A
  * failed op stores nothing (the stream's error is sticky anyway). */
 zb_status zb_cpu_kargs_run_bf16(const cpu_kargs *a) {
-    size_t n_in[5], n_out[3], total = 0;
+    size_t n_in[6], n_out[3], total = 0;
     storage_counts(a, n_in, n_out);
-    for (int i = 0; i < 5; i++) total += n_in[i];
+    for (int i = 0; i < 6; i++) total += n_in[i];
     for (int i = 0; i < 3; i++) total += n_out[i];
     /* +1: malloc(0) may return NULL */
     float *scratch = total < SIZE_MAX / sizeof(float) ? malloc((total + 1) * sizeof(float)) : NULL;
@@ -84,7 +82,7 @@ zb_status zb_cpu_kargs_run_bf16(const cpu_kargs *a) {
     }
     cpu_kargs w = *a; /* the same op on fp32 scratch */
     float *next = scratch;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         if (!n_in[i]) continue;
         zb_cpu_bf16_to_f32(next, a->in[i], n_in[i]);
         w.in[i] = next;

@@ -39,7 +39,7 @@ typedef struct cpu_kargs {
     const char *name; /* for messages from the stream's thread */
     zb_dtype dtype;   /* storage of activations and weights; F32 for fill/adamw/cast */
     void *o[3];
-    const void *in[5];
+    const void *in[6];
     const int32_t *tok;
     int d[6];
     size_t n;

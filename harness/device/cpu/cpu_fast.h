@@ -47,18 +47,24 @@ void zb_cpu_softmax_row_fast(float *p, int n);
 /* Its backward in place: d[j] = p[j] (d[j] - sum_k p[k] d[k]) scale. */
 void zb_cpu_softmax_bwd_row_fast(float *d, const float *p, int n, float scale);
 
-/* ---- attention through GEMMs (fast_attention.c) -------------------------- */
-/* Per (batch, head) and per block of query rows, the scores of the rows'
- * causal prefix are one cblas_sgemm (Q K^T), the softmax runs on them in
- * place in probs, and out is one cblas_sgemm (P V); GQA reads kv head
- * h / (H / KVH) through the GEMMs' leading dimensions, without copies. */
-zb_status zb_cpu_attention_fwd_fast(float *out, float *probs, const float *q, const float *k, const float *v,
+/* ---- fused attention through GEMMs (fast_attention_fwd.c, _bwd.c) -------- */
+/* Causal GQA attention, FlashAttention-2's scheme on the CPU (kernels.h's
+ * attention entries, fp32): per (batch, kv head) and block of query rows,
+ * the rows of the query heads sharing that kv head stacked into one block,
+ * the scores of one block of keys at a time are a cblas_sgemm (Q K^T) into
+ * a tile, an online softmax keeps each row's running max and sum, and the
+ * output accumulates P V tile by tile (fast_attention.c: the tile loops).
+ * Saves lse [B,H,T]; scratch is a few tiles, never T x T; K and V are read
+ * in place through the GEMMs' leading dimensions. ZB_ERR_INVALID for bad
+ * head counts. */
+zb_status zb_cpu_attention_fwd_fast(float *out, float *lse, const float *q, const float *k, const float *v,
                                     int B, int T, int H, int KVH, int D);
-/* dP = dO V^T, dS = P (dP - rowsum(P dP)) scale, dQ = dS K, dK += dS^T Q,
- * dV += P^T dO: four GEMMs per block of rows (dk, dv zeroed first). */
+/* Recomputes P = exp(S - lse) tile by tile; with Di = rowsum(dO * O):
+ * dP = dO V^T, dS = P (dP - Di) scale, dQ = dS K, dK = dS^T Q, dV = P^T dO
+ * (dq, dk, dv written). */
 zb_status zb_cpu_attention_bwd_fast(float *dq, float *dk, float *dv, const float *dout, const float *q,
-                                    const float *k, const float *v, const float *probs, int B, int T, int H,
-                                    int KVH, int D);
+                                    const float *k, const float *v, const float *out, const float *lse, int B,
+                                    int T, int H, int KVH, int D);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
  * (device launch_host); the function runs the fp32 kernel on the stream's
  * thread, in stream order, and the cleanup callback frees the record. The
  * fp32 kernel is the device's fast one (cpu_fast.h: attention through
- * GEMMs, vectorised element-wise ops and norms) where there is one, else
+ * GEMMs, fused and tiled; vectorised element-wise ops and norms) where there is one, else
  * the reference (zb_cpu_kernels.h: embedding, RoPE, casts). With bf16 storage (c->dtype, kernels.h)
  * the host function is the bf16 reference of bf16_stage.c instead: the same
  * fp32 kernel on widened copies, outputs rounded once. fill, adamw and cast
@@ -11,7 +11,7 @@
  * (c->flops) set, by the kernel front end (harness/device/kernels.c).
  *
  * Shapes as in kernels.h: N = B*T tokens, activations [N, C], q
- * [B, T, H, D], k, v [B, T, KVH, D], probs [B, H, T, T]. On the CPU device
+ * [B, T, H, D], k, v [B, T, KVH, D], lse [B, H, T]. On the CPU device
  * device pointers are host pointers, so the kernels read them directly. */
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +37,11 @@ zb_status zb_cpu_kargs_run_f32(const cpu_kargs *a) {
     case KOP_ROPE_FWD: return zb_cpu_rope_fwd(a->o[0], a->in[0], d[0], d[1], d[2], d[3], a->f[0]);
     case KOP_ROPE_BWD: return zb_cpu_rope_bwd(a->o[0], a->in[0], d[0], d[1], d[2], d[3], a->f[0]);
     case KOP_ATTENTION_FWD:
-        return zb_cpu_attention_fwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], d[0], d[1], d[2], d[3],
-                                         d[4]);
+        return zb_cpu_attention_fwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], d[0], d[1], d[2],
+                                         d[3], d[4]);
     case KOP_ATTENTION_BWD:
         return zb_cpu_attention_bwd_fast(a->o[0], a->o[1], a->o[2], a->in[0], a->in[1], a->in[2], a->in[3],
-                                         a->in[4], d[0], d[1], d[2], d[3], d[4]);
+                                         a->in[4], a->in[5], d[0], d[1], d[2], d[3], d[4]);
     case KOP_SWIGLU_FWD: zb_cpu_swiglu_fwd_fast(a->o[0], a->in[0], a->in[1], a->n); return ZB_OK;
     case KOP_SWIGLU_BWD:
         zb_cpu_swiglu_bwd_fast(a->o[0], a->o[1], a->in[0], a->in[1], a->in[2], a->n);
@@ -164,24 +164,29 @@ static zb_status k_rope_bwd(const zb_kcall *c, void *dx, const void *dout, int B
     return k_rope(c, KOP_ROPE_BWD, dx, dout, B, T, NH, D, theta);
 }
 
-static zb_status k_attention_fwd(const zb_kcall *c, void *out, void *probs, const void *q,
+static zb_status k_attention_fwd(const zb_kcall *c, void *out, float *lse, const void *q,
                                  const void *k, const void *v, int B, int T, int H, int KVH,
                                  int D) {
     cpu_kargs a = kargs_of(KOP_ATTENTION_FWD);
-    a.o[0] = out, a.o[1] = probs, a.in[0] = q, a.in[1] = k, a.in[2] = v;
+    a.o[0] = out, a.o[1] = lse, a.in[0] = q, a.in[1] = k, a.in[2] = v;
     a.d[0] = B, a.d[1] = T, a.d[2] = H, a.d[3] = KVH, a.d[4] = D;
     return enqueue(c, &a, "attention_fwd");
 }
 
 static zb_status k_attention_bwd(const zb_kcall *c, void *dq, void *dk, void *dv,
                                  const void *dout, const void *q, const void *k,
-                                 const void *v, const void *probs, int B, int T, int H,
-                                 int KVH, int D) {
+                                 const void *v, const void *out, const float *lse, int B,
+                                 int T, int H, int KVH, int D) {
     cpu_kargs a = kargs_of(KOP_ATTENTION_BWD);
     a.o[0] = dq, a.o[1] = dk, a.o[2] = dv;
-    a.in[0] = dout, a.in[1] = q, a.in[2] = k, a.in[3] = v, a.in[4] = probs;
+    a.in[0] = dout, a.in[1] = q, a.in[2] = k, a.in[3] = v, a.in[4] = out, a.in[5] = lse;
     a.d[0] = B, a.d[1] = T, a.d[2] = H, a.d[3] = KVH, a.d[4] = D;
     return enqueue(c, &a, "attention_bwd");
+}
+
+static const char *k_attention_impl(const zb_kcall *c) {
+    (void)c;
+    return "cpu-tiled";
 }
 
 static zb_status k_swiglu_fwd(const zb_kcall *c, void *h, const void *gate, const void *up,
@@ -262,6 +267,7 @@ static const zb_kernels cpu_kernel_table = {
     .rope_bwd = k_rope_bwd,
     .attention_fwd = k_attention_fwd,
     .attention_bwd = k_attention_bwd,
+    .attention_impl = k_attention_impl,
     .swiglu_fwd = k_swiglu_fwd,
     .swiglu_bwd = k_swiglu_bwd,
     .residual_fwd = k_residual_fwd,

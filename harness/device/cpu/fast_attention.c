@@ -1,107 +1,184 @@
-/* Causal GQA attention on the cpu device through cblas_sgemm (cpu_fast.h),
- * forward and backward, checked against kernels/cpu/attention.c.
- *
- * Shapes: q, out, dout, dq [B, T, H, D]; k, v, dk, dv [B, T, KVH, D];
- * probs [B, H, T, T] (row i: softmax over keys j <= i, zeros above the
- * diagonal). Query head h reads kv head g = h / (H / KVH). A head's rows
- * are strided in memory (one row per token, H*D or KVH*D floats apart), so
- * each head is a matrix with that leading dimension and no copy is made.
- *
- * Causality by blocks of ZB_ATTN_ROWS query rows: block [r0, r1) needs
- * keys [0, r1) only, so its GEMMs cover that prefix and the work is about
- * half of the full T x T (plus half a block per row). */
-#include <cblas.h>
+/* The fused attention's tile loops (fast_attention_tile.h), used by the
+ * forward (fast_attention_fwd.c) and the backward (fast_attention_bwd.c):
+ * the online softmax of a score tile, the rows' final scaling, the
+ * backward's probabilities and dS, rowsum(dO * O), and the stacking of a
+ * kv head's query heads. This file builds with -O3 and each tile loop is
+ * compiled for AVX-512, AVX2 and the baseline (ZB_VEC_CLONES), with a
+ * polynomial exp, so the softmax stays small next to the GEMMs. */
 #include <math.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu_fast.h"
+#include "fast_attention_tile.h"
+#include "vec_clones.h"
+#include "vexp.h"
 
-#define ZB_ATTN_ROWS 64
+#if defined(__GNUC__)
+#define ZB_INLINE static inline __attribute__((always_inline))
+#else
+#define ZB_INLINE static inline
+#endif
 
-static zb_status check_heads(int H, int KVH, int D, const char *what) {
+#define ZB_LANES 16
+
+/* e^x for x <= 0.5 (scores minus a row's max or its lse; the max's own
+ * rounding can push the argument slightly above 0): vexp.h's polynomial. */
+ZB_INLINE float exp_nonpos(float x) { return zb_vexpf_inline(x); }
+
+/* Keys of tile row i that row may see: query r0 + i sees keys <= r0 + i,
+ * the tile's column 0 is key c0, so diag = r0 - c0. */
+ZB_INLINE int visible(int i, int diag, int cols) {
+    int n = i + diag + 1;
+    return n < 0 ? 0 : n < cols ? n : cols;
+}
+
+/* A float's bits mapped to an int32 in the same order (and back: the map
+ * is its own inverse): negative floats get their magnitude bits flipped.
+ * GCC vectorises an int max over lanes, not a float one without
+ * fast-math (the float compare is not associative for NaN). */
+ZB_INLINE int32_t order_key(int32_t bits) {
+    int32_t neg = -(int32_t)((uint32_t)bits >> 31); /* all ones when the sign is set */
+    return bits ^ (neg & INT32_MAX);
+}
+
+ZB_INLINE int32_t bits_of(const float *x) {
+    int32_t b;
+    memcpy(&b, x, sizeof b);
+    return b;
+}
+
+ZB_INLINE float row_max(const float *p, int n) {
+    int32_t acc[ZB_LANES];
+    for (int l = 0; l < ZB_LANES; l++) acc[l] = INT32_MIN;
+    int j = 0;
+    for (; j + ZB_LANES <= n; j += ZB_LANES) {
+        for (int l = 0; l < ZB_LANES; l++) {
+            int32_t key = order_key(bits_of(p + j + l));
+            acc[l] = key > acc[l] ? key : acc[l];
+        }
+    }
+    int32_t mx = INT32_MIN;
+    for (int l = 0; l < ZB_LANES; l++) mx = acc[l] > mx ? acc[l] : mx;
+    for (; j < n; j++) mx = order_key(bits_of(p + j)) > mx ? order_key(bits_of(p + j)) : mx;
+    int32_t top = order_key(mx);
+    float out;
+    memcpy(&out, &top, sizeof out);
+    return out;
+}
+
+/* p[j] = e^(p[j] - mx) for j < n, 0 for n <= j < cols; returns the sum. */
+ZB_INLINE float exp_row(float *p, int n, int cols, float mx) {
+    float acc[ZB_LANES] = {0};
+    int j = 0;
+    for (; j + ZB_LANES <= n; j += ZB_LANES) {
+        for (int l = 0; l < ZB_LANES; l++) {
+            p[j + l] = exp_nonpos(p[j + l] - mx);
+            acc[l] += p[j + l];
+        }
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < ZB_LANES; l++) sum += acc[l];
+    for (; j < n; j++) {
+        p[j] = exp_nonpos(p[j] - mx);
+        sum += p[j];
+    }
+    for (; j < cols; j++) p[j] = 0.0f;
+    return sum;
+}
+
+/* fast_attention_tile.h says what each exported loop computes. */
+
+ZB_VEC_CLONES
+void zb_attn_online_softmax(float *s, int rows, int cols, int diag, float *m, float *l, float *o, int D) {
+    for (int i = 0; i < rows; i++) {
+        float *p = s + (size_t)i * (size_t)cols;
+        int n = visible(i, diag, cols);
+        if (n == 0) { /* no key of this tile is visible yet: nothing changes */
+            memset(p, 0, (size_t)cols * sizeof *p);
+            continue;
+        }
+        float mx = row_max(p, n), m_new = mx > m[i] ? mx : m[i];
+        float sum = exp_row(p, n, cols, m_new);
+        /* m = -inf before the row's first visible key: o and l are 0 */
+        float corr = m[i] == -INFINITY ? 0.0f : exp_nonpos(m[i] - m_new);
+        l[i] = l[i] * corr + sum;
+        m[i] = m_new;
+        if (corr != 1.0f) {
+            float *orow = o + (size_t)i * (size_t)D;
+            for (int d = 0; d < D; d++) orow[d] *= corr;
+        }
+    }
+}
+
+/* out rows = o / l, lse = m + log l (every row saw key 0, so l >= 1). */
+ZB_VEC_CLONES
+void zb_attn_finish_rows(float *out, int ld, float *lse, const float *o, const float *m, const float *l, int rows,
+                         int D) {
+    for (int i = 0; i < rows; i++) {
+        float inv = 1.0f / l[i];
+        float *orow = out + (size_t)i * (size_t)ld;
+        const float *src = o + (size_t)i * (size_t)D;
+        for (int d = 0; d < D; d++) orow[d] = src[d] * inv;
+        lse[i] = m[i] + logf(l[i]);
+    }
+}
+
+ZB_VEC_CLONES
+void zb_attn_tile_ds(float *s, float *dp, int rows, int cols, int diag, const float *lse, const float *di) {
+    for (int i = 0; i < rows; i++) {
+        float *p = s + (size_t)i * (size_t)cols, *d = dp + (size_t)i * (size_t)cols;
+        int n = visible(i, diag, cols), j = 0;
+        float li = lse[i], dii = di[i];
+        for (; j < n; j++) {
+            p[j] = exp_nonpos(p[j] - li);
+            d[j] = p[j] * (d[j] - dii);
+        }
+        for (; j < cols; j++) p[j] = d[j] = 0.0f;
+    }
+}
+
+ZB_VEC_CLONES
+void zb_attn_rows_dot(float *di, const float *a, const float *b, int rows, int ld, int D) {
+    for (int i = 0; i < rows; i++) {
+        const float *x = a + (size_t)i * (size_t)ld, *y = b + (size_t)i * (size_t)ld;
+        float acc[ZB_LANES] = {0};
+        int d = 0;
+        for (; d + ZB_LANES <= D; d += ZB_LANES) {
+            for (int l = 0; l < ZB_LANES; l++) acc[l] += x[d + l] * y[d + l];
+        }
+        float s = 0.0f;
+        for (int l = 0; l < ZB_LANES; l++) s += acc[l];
+        for (; d < D; d++) s += x[d] * y[d];
+        di[i] = s;
+    }
+}
+
+zb_status zb_attn_check_heads(int H, int KVH, int D, const char *what) {
     if (H <= 0 || KVH <= 0 || H % KVH != 0 || D <= 0) {
         return ZB_FAIL(ZB_ERR_INVALID,
-                       "%s: query heads %d must be a positive multiple of kv heads %d (head dim %d > 0)", what,
-                       H, KVH, D);
+                       "%s: query heads %d must be a positive multiple of kv heads %d (head dim %d > 0)", what, H, KVH,
+                       D);
     }
     return ZB_OK;
 }
 
-zb_status zb_cpu_attention_fwd_fast(float *out, float *probs, const float *q, const float *k, const float *v,
-                                    int B, int T, int H, int KVH, int D) {
-    ZB_TRY(check_heads(H, KVH, D, "attention"));
-    int rep = H / KVH;
-    float scale = (float)(1.0 / sqrt((double)D));
-    int qrow = H * D, kvrow = KVH * D;
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            const float *qh = q + (size_t)b * (size_t)T * (size_t)qrow + (size_t)h * (size_t)D;
-            const float *kg = k + (size_t)b * (size_t)T * (size_t)kvrow + (size_t)(h / rep) * (size_t)D;
-            const float *vg = v + (size_t)b * (size_t)T * (size_t)kvrow + (size_t)(h / rep) * (size_t)D;
-            float *oh = out + (size_t)b * (size_t)T * (size_t)qrow + (size_t)h * (size_t)D;
-            float *ph = probs + ((size_t)b * (size_t)H + (size_t)h) * (size_t)T * (size_t)T;
-            for (int r0 = 0; r0 < T; r0 += ZB_ATTN_ROWS) {
-                int r1 = r0 + ZB_ATTN_ROWS < T ? r0 + ZB_ATTN_ROWS : T, rows = r1 - r0;
-                float *pb = ph + (size_t)r0 * (size_t)T;
-                /* S[r0:r1, 0:r1] = scale Q[r0:r1] K[0:r1]^T */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, r1, D, scale,
-                            qh + (size_t)r0 * (size_t)qrow, qrow, kg, kvrow, 0.0f, pb, T);
-                for (int i = r0; i < r1; i++) {
-                    float *p = ph + (size_t)i * (size_t)T;
-                    zb_cpu_softmax_row_fast(p, i + 1);
-                    memset(p + i + 1, 0, (size_t)(T - i - 1) * sizeof *p);
-                }
-                /* O[r0:r1] = P[r0:r1, 0:r1] V[0:r1] (zeros above the diagonal) */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, r1, 1.0f, pb, T, vg, kvrow,
-                            0.0f, oh + (size_t)r0 * (size_t)qrow, qrow);
-            }
+void zb_attn_stack(float *dst, const float *x, const zb_attn_group *G, int r0, int rows) {
+    size_t n = sizeof(float) * (size_t)G->D;
+    for (int r = 0; r < G->rep; r++) {
+        const float *head = x + G->qoff + (size_t)r * (size_t)G->D;
+        for (int i = 0; i < rows; i++) {
+            memcpy(dst + (size_t)(r * rows + i) * (size_t)G->D, head + (size_t)(r0 + i) * (size_t)G->qld, n);
         }
     }
-    return ZB_OK;
 }
 
-zb_status zb_cpu_attention_bwd_fast(float *dq, float *dk, float *dv, const float *dout, const float *q,
-                                    const float *k, const float *v, const float *probs, int B, int T, int H,
-                                    int KVH, int D) {
-    ZB_TRY(check_heads(H, KVH, D, "attention backward"));
-    int rep = H / KVH;
-    float scale = (float)(1.0 / sqrt((double)D));
-    int qrow = H * D, kvrow = KVH * D;
-    size_t nkv = (size_t)B * (size_t)T * (size_t)kvrow;
-    /* dS of one block of rows; ZB_ATTN_ROWS x T floats. */
-    float *ds = (float *)malloc(sizeof(float) * (size_t)ZB_ATTN_ROWS * (size_t)(T > 0 ? T : 1));
-    if (!ds) return ZB_FAIL(ZB_ERR_NOMEM, "attention backward: out of memory for %d x %d scores", ZB_ATTN_ROWS, T);
-    memset(dk, 0, nkv * sizeof *dk);
-    memset(dv, 0, nkv * sizeof *dv);
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            size_t qoff = (size_t)b * (size_t)T * (size_t)qrow + (size_t)h * (size_t)D;
-            size_t kvoff = (size_t)b * (size_t)T * (size_t)kvrow + (size_t)(h / rep) * (size_t)D;
-            const float *qh = q + qoff, *doh = dout + qoff, *kg = k + kvoff, *vg = v + kvoff;
-            float *dqh = dq + qoff, *dkg = dk + kvoff, *dvg = dv + kvoff;
-            const float *ph = probs + ((size_t)b * (size_t)H + (size_t)h) * (size_t)T * (size_t)T;
-            for (int r0 = 0; r0 < T; r0 += ZB_ATTN_ROWS) {
-                int r1 = r0 + ZB_ATTN_ROWS < T ? r0 + ZB_ATTN_ROWS : T, rows = r1 - r0;
-                const float *pb = ph + (size_t)r0 * (size_t)T;
-                /* dP[rows, 0:r1] = dO[r0:r1] V[0:r1]^T, into ds (ld r1) */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, r1, D, 1.0f,
-                            doh + (size_t)r0 * (size_t)qrow, qrow, vg, kvrow, 0.0f, ds, r1);
-                /* dS = P (dP - sum_j P dP) scale; P is zero above the diagonal */
-                for (int i = 0; i < rows; i++) {
-                    zb_cpu_softmax_bwd_row_fast(ds + (size_t)i * (size_t)r1, pb + (size_t)i * (size_t)T, r1, scale);
-                }
-                /* dQ[r0:r1] = dS K[0:r1] */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, D, r1, 1.0f, ds, r1, kg, kvrow,
-                            0.0f, dqh + (size_t)r0 * (size_t)qrow, qrow);
-                /* dK[0:r1] += dS^T Q[r0:r1];  dV[0:r1] += P^T dO[r0:r1] */
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, D, rows, 1.0f, ds, r1,
-                            qh + (size_t)r0 * (size_t)qrow, qrow, 1.0f, dkg, kvrow);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, D, rows, 1.0f, pb, T,
-                            doh + (size_t)r0 * (size_t)qrow, qrow, 1.0f, dvg, kvrow);
-            }
+void zb_attn_unstack(float *x, const float *src, const zb_attn_group *G, int r0, int rows) {
+    size_t n = sizeof(float) * (size_t)G->D;
+    for (int r = 0; r < G->rep; r++) {
+        float *head = x + G->qoff + (size_t)r * (size_t)G->D;
+        for (int i = 0; i < rows; i++) {
+            memcpy(head + (size_t)(r0 + i) * (size_t)G->qld, src + (size_t)(r * rows + i) * (size_t)G->D, n);
         }
     }
-    free(ds);
-    return ZB_OK;
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "cuda_check.h"
+#include "cudnn_sdpa.h"
 #include "cupti_tracer.h"
 #include "device_cuda_internal.h"
 
@@ -346,6 +347,7 @@ static zb_status cuda_event_elapsed_ms(zb_event *zstart, zb_event *zend, double 
 static void cuda_destroy(zb_device *zd) {
     if (!zd) return;
     cuda_device *d = cuda_dev(zd);
+    zb_cudnn_sdpa_release(); /* cuDNN's plans, workspaces and handles (rebuilt at the next call) */
     if (d->lt) zb_cublaslt_destroy(d->lt);
     zb_cuda_mem_destroy(d);
     pthread_mutex_destroy(&d->lock);

@@ -24,9 +24,18 @@ double zb_sim_gemm_s(const zb_hw_profile *hw, int64_t m, int64_t n, int64_t k, z
  * copies (bytes read plus bytes written). */
 double zb_sim_mem_s(const zb_hw_profile *hw, double bytes);
 
-/* Attention: the slower of its math and its memory traffic,
- * max(flops / (peak(dtype) * attention_efficiency), zb_sim_mem_s(bytes)). */
-double zb_sim_attention_s(const zb_hw_profile *hw, double flops, double bytes, zb_dtype dtype);
+/* Fused causal attention (what the cuda backend runs: cuDNN's SDPA), the
+ * slower of its math and its memory traffic. The math is the FLOPs the
+ * kernel performs, F = zb_attention_fwd_causal_flops (key pairs j <= i)
+ * forward and 2.5 F backward (five tile products to the forward's two:
+ * the scores are recomputed), at attention_fwd_efficiency /
+ * attention_bwd_efficiency of peak(dtype), as fused-attention benchmarks
+ * count them; bytes grow with T (q, k, v, out, lse and gradients), never
+ * T x T. */
+double zb_sim_attention_fwd_s(const zb_hw_profile *hw, int B, int T, int H, int D, double bytes,
+                              zb_dtype dtype);
+double zb_sim_attention_bwd_s(const zb_hw_profile *hw, int B, int T, int H, int D, double bytes,
+                              zb_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 /* The sim device's kernel table (kernels.h): every op costs, none computes.
  * An element-wise op, a norm, RoPE, the cross-entropy, AdamW, fill and cast
  * cost the bytes they read plus the bytes they write over the memory
- * bandwidth; attention the slower of its FLOPs and its bytes (sim_cost.h).
+ * bandwidth; fused attention the slower of its causal FLOPs and its bytes
+ * (sim_cost.h).
  * The bytes follow each op's arguments as kernels.h defines them: void *
  * buffers in the storage dtype c->dtype, float * buffers fp32. */
 #include "sim_cost.h"
@@ -44,24 +45,30 @@ static zb_status k_rope_bwd(const zb_kcall *c, void *dx, const void *dout, int B
     return mem_op(c, "rope_bwd", 2.0 * st(c, (double)B * T * NH * D));
 }
 
-/* q, k, v in, out and the probabilities [B, H, T, T] out (the engine's
- * attention materializes them); backward reads all five and writes dq,
- * dk, dv. */
-static zb_status attention(const zb_kcall *c, const char *name, double bytes) {
+/* Fused attention (sim_cost.h): forward reads q, k, v and writes out and
+ * lse; backward reads dout, q, k, v, out and lse and writes dq, dk, dv.
+ * Nothing of T x T moves through memory. */
+static zb_status attention(const zb_kcall *c, const char *name, double bytes, double seconds) {
     zb_op_info info = {ZB_OP_COMPUTE, c->label ? c->label : name, c->unit, (uint64_t)bytes, c->flops};
-    const sim_device *d = (const sim_device *)c->stream->dev;
-    return zb_sim_issue(c->stream, &info, zb_sim_attention_s(&d->hw, c->flops, bytes, c->dtype));
+    return zb_sim_issue(c->stream, &info, seconds);
 }
-static zb_status k_attention_fwd(const zb_kcall *c, void *out, void *probs, const void *q, const void *k,
+static const zb_hw_profile *hw_of(const zb_kcall *c) { return &((const sim_device *)c->stream->dev)->hw; }
+static zb_status k_attention_fwd(const zb_kcall *c, void *out, float *lse, const void *q, const void *k,
                                  const void *v, int B, int T, int H, int KVH, int D) {
-    double qo = (double)B * T * H * D, kv = (double)B * T * KVH * D, p = (double)B * H * T * T;
-    return attention(c, "attention_fwd", st(c, 2.0 * qo + 2.0 * kv + p));
+    double qo = (double)B * T * H * D, kv = (double)B * T * KVH * D, rows = (double)B * H * T;
+    double bytes = st(c, 2.0 * qo + 2.0 * kv) + f4(rows);
+    return attention(c, "attention_fwd", bytes, zb_sim_attention_fwd_s(hw_of(c), B, T, H, D, bytes, c->dtype));
 }
 static zb_status k_attention_bwd(const zb_kcall *c, void *dq, void *dk, void *dv, const void *dout, const void *q,
-                                 const void *k, const void *v, const void *probs, int B, int T, int H, int KVH,
-                                 int D) {
-    double qo = (double)B * T * H * D, kv = (double)B * T * KVH * D, p = (double)B * H * T * T;
-    return attention(c, "attention_bwd", st(c, 3.0 * qo + 4.0 * kv + p));
+                                 const void *k, const void *v, const void *out, const float *lse, int B, int T,
+                                 int H, int KVH, int D) {
+    double qo = (double)B * T * H * D, kv = (double)B * T * KVH * D, rows = (double)B * H * T;
+    double bytes = st(c, 4.0 * qo + 4.0 * kv) + f4(rows);
+    return attention(c, "attention_bwd", bytes, zb_sim_attention_bwd_s(hw_of(c), B, T, H, D, bytes, c->dtype));
+}
+static const char *k_attention_impl(const zb_kcall *c) {
+    (void)c;
+    return "sim, costed as cudnn-sdpa";
 }
 
 static zb_status k_swiglu_fwd(const zb_kcall *c, void *h, const void *gate, const void *up, size_t n) {
@@ -108,6 +115,7 @@ static const zb_kernels sim_table = {
     .rope_bwd = k_rope_bwd,
     .attention_fwd = k_attention_fwd,
     .attention_bwd = k_attention_bwd,
+    .attention_impl = k_attention_impl,
     .swiglu_fwd = k_swiglu_fwd,
     .swiglu_bwd = k_swiglu_bwd,
     .residual_fwd = k_residual_fwd,
