@@ -45,15 +45,19 @@ def gemm(zb_path, peer_path):
 
 
 def op_calls(trace, name, mode):
-    """Per call of op `name` in run `mode`: (summed kernel µs, the op's flops)."""
+    """Per call of op `name` in run `mode`: (summed µs of its records, the op's flops).
+
+    An op may leave several records (cuDNN's attention: its kernel and a
+    4-byte copy of its own); the FLOPs sit on the compute record, so the
+    call's count is the largest any of its records carries."""
     calls = {}
     for e in trace["traceEvents"]:
         a = e.get("args") or {}
         if e.get("ph") != "X" or e.get("name") != name or a.get("mode") != mode:
             continue
         key = (e.get("pid"), a.get("step"), a.get("unit"))
-        dur, flops = calls.get(key, (0.0, a.get("flops") or 0.0))
-        calls[key] = (dur + float(e["dur"]), flops)
+        dur, flops = calls.get(key, (0.0, 0.0))
+        calls[key] = (dur + float(e["dur"]), max(flops, a.get("flops") or 0.0))
     return list(calls.values())
 
 

@@ -4,7 +4,8 @@
 # clean traced step passes; any loss of the device tracer (records dropped,
 # left without timestamps, inverted, buffer errors), tracer counts that are
 # null or absent (no tracer ran), a record the harness's trace buffer
-# dropped, a trace without comm records or a run without an overlap fails,
+# dropped, a trace without comm records or a run of 2 or more ranks without
+# an overlap fails (one rank's overlap is null by design: nothing crosses),
 # and through ci/gpu-verdict.sh that is a FAIL whose note names the count.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -22,18 +23,19 @@ trace() {
         "$comm" >"$OUT_DIR/trace.json"
 }
 # step.json with two step runs; KEY=VALUE arguments (JSON values) replace
-# the prefetch run's metrics, KEY=absent removes one.
+# the prefetch run's metrics (ranks= its rank count), KEY=absent removes one.
 step() {
     python3 - "$OUT_DIR/step.json" "$@" <<'PY'
 import json, sys
 def run(mode):
-    return {"bench": "step", "mode": mode, "stage": 3, "metrics": {
+    return {"bench": "step", "mode": mode, "stage": 3, "ranks": 2, "metrics": {
         "overlap_pct": 50.0, "trace_records_dropped": 0, "tracer_records_dropped": 0,
         "tracer_zero_timestamps": 0, "tracer_inverted_records": 0, "tracer_buffer_errors": 0}}
 runs = [run("sync"), run("prefetch")]
 for kv in sys.argv[2:]:
     k, v = kv.split("=", 1)
-    if v == "absent": del runs[1]["metrics"][k]
+    if k == "ranks": runs[1]["ranks"] = json.loads(v)
+    elif v == "absent": del runs[1]["metrics"][k]
     else: runs[1]["metrics"][k] = json.loads(v)
 json.dump({"schema": "zerobench/1", "meta": {}, "runs": runs}, open(sys.argv[1], "w"))
 PY
@@ -75,6 +77,8 @@ trace nocomm; step
 expect fail "records {'compute': 1}"
 trace; step overlap_pct=null
 expect fail "None"
+trace; step overlap_pct=null ranks=1
+expect pass "overlap [50.0, None]%"
 
 # Through ci/gpu-verdict.sh as ci/gpu-check calls it: exit 0 with a tracer
 # loss is a FAIL naming it, a clean one a PASS.
