@@ -27,6 +27,8 @@ void zb_config_defaults(zb_config *cfg) {
     cfg->stage = 3;
     cfg->steps = 10;
     cfg->warmup_steps = 2;
+    cfg->precision_pct = 5.0; /* off when --steps is given alone (step_pairs.c) */
+    cfg->max_time_s = 60.0;
     cfg->prefetch_depth = 1;
     cfg->param_dtype = ZB_DTYPE_UNSET;
     cfg->act_dtype = ZB_DTYPE_UNSET;

@@ -88,6 +88,12 @@ typedef struct zb_config {
     zb_dtype grad_reduce_dtype; /* reduced gradients; ZB_DTYPE_UNSET: the param dtype */
     int64_t layers, dim, heads, kv_heads, head_dim, ffn_dim, vocab, seq, batch; /* 0: profile's */
     int64_t steps, warmup_steps, prefetch_depth;
+    /* --mode both's adaptive pairs (step_pairs.c): --steps is the minimum;
+     * more pairs run until the step-time interval's half-width is within
+     * precision_pct % of sync's median step, or max_steps pairs, or
+     * max_time_s seconds of measured steps. precision_pct 0: exactly --steps. */
+    double precision_pct, max_time_s;
+    int64_t max_steps;
     char trace_steps[32];   /* --trace-steps as given ("" = the default) */
     int64_t trace_step_first, trace_step_last; /* parsed, 1-based inclusive; 0 = the default */
     double lr;
@@ -96,6 +102,7 @@ typedef struct zb_config {
     /* hardware */
     char hw[128]; /* profile name; "" = the backend's default */
     double peak_gflops; /* 0 = from the profile, or measured on cpu */
+    bool peak_measure;  /* time the cpu peak again, replacing the host's cache (peak_cache.h) */
     int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
     bool malloc_keep;   /* keep freed memory in glibc (harness/cli/main.c) */
     char blas_core[32]; /* auto | keep | an OpenBLAS core (harness/control/blas_core.h) */

@@ -162,6 +162,7 @@ static void scale_defaults(zb_config *cfg) {
     snprintf(cfg->backend, sizeof cfg->backend, "sim");
     cfg->steps = 2;
     cfg->warmup_steps = 1;
+    cfg->precision_pct = 0.0; /* the sim's virtual time has no noise to pair away */
 }
 
 static zb_status scale_check(zb_config *cfg, const zb_opt_seen *seen) {

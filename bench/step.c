@@ -132,7 +132,9 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
 
 STEP_CHOICE("mode", mode, "sync, prefetch, or both side by side", "sync|prefetch|both");
 STEP_CHOICE("stage", stage, "ZeRO stage: 0 (DDP), 1, 2, 3, or all (side by side)", "0|1|2|3|all");
-STEP_OPT("steps", ZB_OPT_INT, steps, 1, 1e6, "measured training steps");
+const zb_opt zb_opt_steps = {"steps", 0, ZB_OPT_INT, ZB_OPT_FIELD(steps), 1, 1e6,
+                             "measured training steps (--mode both: pairs; the minimum when --precision "
+                             "applies)"};
 STEP_OPT("warmup", ZB_OPT_INT, warmup_steps, 0, 1e6, "untimed steps before the measured ones");
 STEP_OPT("trace-steps", ZB_OPT_TEXT, trace_steps, 0, 0,
          "steps the --trace file writes, per run, numbered from 1 with warm-up steps first: A-B, A, or all "
@@ -150,11 +152,12 @@ static const zb_opt *const step_mode_opts[] = {&opt_mode, &opt_stage, &zb_opt_st
 static const zb_opt_group step_mode_group = {step_mode_opts, zb_step_trace_check};
 static const zb_opt *const step_model_opts[] = {
     &zb_opt_model, &zb_opt_recompute, &zb_opt_param_dtype, &zb_opt_act_dtype, &zb_opt_grad_reduce_dtype,
-    &zb_opt_prefetch_depth, &opt_steps, &opt_warmup_steps, &zb_opt_layers, &zb_opt_dim, &zb_opt_heads,
+    &zb_opt_prefetch_depth, &zb_opt_steps, &opt_warmup_steps, &zb_opt_layers, &zb_opt_dim, &zb_opt_heads,
     &zb_opt_kv_heads, &zb_opt_head_dim, &zb_opt_ffn_dim, &zb_opt_vocab, &zb_opt_seq, &zb_opt_batch, &opt_lr,
     &opt_seed, &opt_flops_causal, NULL};
 const zb_opt_group zb_step_model_group = {step_model_opts, NULL};
-static const zb_opt_group *const step_groups[] = {&step_mode_group, &zb_step_model_group, NULL};
+static const zb_opt_group *const step_groups[] = {&step_mode_group, &zb_step_model_group, &zb_step_pairs_group,
+                                                  NULL};
 
 /* The step computes in its activations' dtype. */
 zb_dtype zb_step_peak_dtype(const zb_config *cfg, zb_dtype device_default) {

@@ -57,6 +57,8 @@ typedef struct zb_step_stats {
      * medians with their 95 % sign-test intervals. paired false: not run. */
     bool paired;
     int pairs;
+    const char *stopped_by; /* why the pairs ended: zb_pairs_stop_name */
+    double precision_pct;   /* the target the pairs ran for (0: fixed) */
     zb_paired step_diff_ms, hidden, slowdown;
     /* Per rank, every rank holding all (step_ranks.c): rank r's median over
      * the measured steps of its own step time, overlap, exposed comm,
@@ -113,8 +115,16 @@ void zb_tracer_stats_window(const zb_tracer_stats *before, const zb_tracer_stats
 /* Runs warm-up and measured steps of one configuration (collective). */
 zb_status zb_step_run(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_step_stats *out);
 
+/* The options of --mode both's adaptive pairs (--precision, --max-steps,
+ * --max-time) and their check (step_pairs.c). */
+extern const zb_opt_group zb_step_pairs_group;
+extern const zb_opt zb_opt_steps; /* step.c's --steps: given alone, it fixes the pairs */
+/* The most pairs a paired run may measure (its arrays' length). */
+int zb_step_max_pairs(const zb_config *cfg);
+
 /* Runs sync and prefetch of one stage interleaved on one engine (collective):
- * after warm-up pairs, --steps pairs, each a sync and a prefetch step back to
+ * after warm-up pairs, --steps pairs (then more while --precision asks and
+ * the budgets allow, every rank deciding alike), each a sync and a prefetch step back to
  * back, in the order sync-prefetch, prefetch-sync, sync-prefetch, ... (ABBA:
  * neither schedule always goes first). Each schedule's figures are its own
  * steps' (peak memory per schedule: the peak is reset before each step);

@@ -35,6 +35,11 @@ int zb_step_paired_fields(zb_field *f, const zb_step_stats *r) {
     n++;
     f[n] = (zb_field){.key = "order", .metric = true, .parent = "paired", .kind = ZB_FIELD_TEXT, .s = "ABBA"};
     n++;
+    /* why the pairs ended: fixed (--steps alone), precision, max-steps, max-time */
+    f[n] = (zb_field){.key = "stopped_by", .metric = true, .parent = "paired", .kind = ZB_FIELD_TEXT,
+                      .s = r->stopped_by ? r->stopped_by : "fixed"};
+    n++;
+    f[n++] = real("precision_pct", r->precision_pct);
     f[n++] = real("ci_level", r->step_diff_ms.level);
     n += stat_fields(f + n, "step_diff_ms", "step_diff_lo_ms", "step_diff_hi_ms", "step_diff_significant",
                      &r->step_diff_ms);
@@ -55,11 +60,25 @@ static size_t put_stat(char *buf, size_t n, const char *what, const zb_paired *p
                             p->median, unit, p->lo, p->hi, zb_paired_verdict(p));
 }
 
+/* Why the pairs ended, in words, into buf. */
+static void stopped_words(const zb_step_stats *r, char *buf, size_t n) {
+    const char *by = r->stopped_by ? r->stopped_by : "fixed";
+    if (!strcmp(by, "precision"))
+        snprintf(buf, n, "stopped when the step-time interval was within +-%g %% of sync's step", r->precision_pct);
+    else if (!strcmp(by, "max-steps"))
+        snprintf(buf, n, "stopped by --max-steps before +-%g %% was reached", r->precision_pct);
+    else if (!strcmp(by, "max-time"))
+        snprintf(buf, n, "stopped by --max-time before +-%g %% was reached", r->precision_pct);
+    else snprintf(buf, n, "as many as --steps");
+}
+
 void zb_step_paired_reading(const zb_step_stats *r, char *buf, size_t n) {
     if (n) buf[0] = '\0';
     if (!r->paired || n == 0) return;
-    size_t at = (size_t)snprintf(buf, n, "paired A/B, stage %d: %d pairs of steps on one state (ABBA order), "
-                                 "medians of the pairs with 95 %% sign-test intervals: ", r->stage, r->pairs);
+    char why[96];
+    stopped_words(r, why, sizeof why);
+    size_t at = (size_t)snprintf(buf, n, "paired A/B, stage %d: %d pairs of steps on one state (ABBA order; %s), "
+                                 "medians of the pairs with 95 %% sign-test intervals: ", r->stage, r->pairs, why);
     if (at < n) at += put_stat(buf + at, n - at, "prefetch - sync step time", &r->step_diff_ms, "ms", true);
     if (at < n) at += (size_t)snprintf(buf + at, n - at, "; ");
     if (at < n) at += put_stat(buf + at, n - at, "hidden", &r->hidden, "%", false);

@@ -124,8 +124,14 @@ static void paired_both(text *t, const zb_reading_figures *s, const zb_reading_f
     if (!d->significant) {
         put(t, "No difference in step time is detectable at this noise: prefetch - sync ");
         put_ci(t, d, "ms");
-        put(t, " over %zu pairs (half-width %.3f ms; medians %.3f -> %.3f ms); more pairs (--steps) would narrow "
-               "the interval.", d->n, 0.5 * (d->hi - d->lo), s->step_ms, p->step_ms);
+        put(t, " over %zu pairs (half-width %.3f ms; medians %.3f -> %.3f ms)", d->n, 0.5 * (d->hi - d->lo),
+            s->step_ms, p->step_ms);
+        size_t need = zb_paired_pairs_for(d, fabs(d->median));
+        if (need > d->n && d->median != 0.0)
+            put(t, "; about %zu more pair%s would resolve a difference of this size (%+.3f ms), if it is real "
+                   "(--precision, --max-steps)", need - d->n, need - d->n == 1 ? "" : "s", d->median);
+        else put(t, "; more pairs (--precision, --max-steps) would narrow the interval");
+        put(t, ".");
         if (!isnan(p->overlap_pct)) put(t, " Prefetch overlapped %.1f %% of its communication.", p->overlap_pct);
         return;
     }

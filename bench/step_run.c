@@ -23,6 +23,7 @@ typedef struct per_step {
     double *overlap, *exposed, *compute, *comm; /* [steps] this rank */
     zb_step_wait_acc wait; /* arrival skew, wait and transfer (step_wait.h) */
     zb_step_trace tr;      /* --trace: this schedule's phase and the steps kept (step_trace.h) */
+    int n;                 /* measured steps in the arrays (a paired run may stop early or go on) */
 } per_step;
 
 /* Trace metrics of one step on this rank; NaN when the device's trace is
@@ -187,12 +188,24 @@ static zb_status tracer_window(zb_bench_ctx *ctx, bool ran, const zb_tracer_stat
     return ZB_OK;
 }
 
+/* zb_median sorts its input: the per-step arrays keep their step order,
+ * which the pairs of --mode both are made of, so it gets a copy. */
+static double median_of_copy(const double *v, int n) {
+    double *c = (double *)malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!c) return NAN; /* not measured rather than wrong */
+    memcpy(c, v, sizeof(double) * (size_t)(n > 0 ? n : 0));
+    double m = zb_median(c, (size_t)n);
+    free(c);
+    return m;
+}
+
 static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step *ps, zb_step_stats *out) {
-    int steps = (int)ctx->cfg->steps, n = ctx->world_ranks;
+    int steps = ps->n, n = ctx->world_ranks;
+    ps->wait.used = steps;
     out->steps = steps;
     out->step_min_ms = zb_min(ps->step_ms, (size_t)steps);
     out->step_max_ms = zb_max(ps->step_ms, (size_t)steps);
-    out->step_ms = zb_median(ps->step_ms, (size_t)steps);
+    out->step_ms = median_of_copy(ps->step_ms, steps);
     double t = out->step_ms / 1e3;
     out->tokens_per_s = plan->tokens_global / t;
     out->mfu_pct = zb_mfu_pct(plan->flops.model_flops, plan->tokens_global, t, n, ctx->peak_flops);
@@ -242,6 +255,7 @@ static zb_status mem_view(zb_bench_ctx *ctx, zb_step_stats *out) {
  * NULL when out of memory. per_step_free releases both. */
 static double *per_step_alloc(per_step *ps, int steps) {
     memset(ps, 0, sizeof *ps);
+    ps->n = steps;
     double *block = (double *)calloc(6 * (size_t)steps, sizeof(double));
     if (!block) return NULL;
     if (zb_step_wait_init(&ps->wait, steps) != ZB_OK) {
@@ -323,7 +337,7 @@ static zb_status per_step_median(const zb_bench_ctx *ctx, const double *mine, in
 /* The paired statistics of prefetch against sync, pair by pair (collective:
  * the trace metrics are per rank, each step's median over ranks is paired). */
 static zb_status paired_stats(zb_bench_ctx *ctx, const per_step *sync, const per_step *pf, zb_step_stats *out) {
-    int steps = (int)ctx->cfg->steps;
+    int steps = sync->n;
     double *buf = (double *)malloc(sizeof(double) * 5 * (size_t)steps);
     if (!buf) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the paired statistics");
     double *s_exp = buf, *s_comp = buf + steps, *p_comp = buf + 2 * steps;
@@ -362,23 +376,42 @@ static void keep_peaks(zb_device *dev, zb_step_stats *out) {
     }
 }
 
-/* The pairs: ABBA order, every step its own data index. */
+/* After measured pair n: whether to run another (every rank decides alike:
+ * step_ms is the maximum over ranks, the same everywhere). */
+static zb_pairs_stop pairs_enough(const zb_config *cfg, const per_step *ps, int n) {
+    zb_paired d = zb_paired_diff(ps[ZB_MODE_SYNC].step_ms, ps[ZB_MODE_PREFETCH].step_ms, (size_t)n);
+    double elapsed_ms = 0.0;
+    for (int i = 0; i < n; i++) elapsed_ms += ps[ZB_MODE_SYNC].step_ms[i] + ps[ZB_MODE_PREFETCH].step_ms[i];
+    double ref = median_of_copy(ps[ZB_MODE_SYNC].step_ms, n);
+    return zb_paired_stop(&d, (size_t)n, (size_t)cfg->steps, (size_t)zb_step_max_pairs(cfg), ref,
+                          cfg->precision_pct, elapsed_ms / 1e3, cfg->max_time_s);
+}
+
+/* The pairs: ABBA order, every step its own data index; warm-up pairs,
+ * then measured ones until pairs_enough says stop. */
 static zb_status run_pairs(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine *e, per_step *ps,
                            zb_step_stats **out) {
-    int warm = (int)ctx->cfg->warmup_steps, pairs = warm + (int)ctx->cfg->steps, s = 0;
+    int warm = (int)ctx->cfg->warmup_steps, cap = warm + zb_step_max_pairs(ctx->cfg), s = 0;
     bool seen[2] = {false, false};
-    for (int i = 0; i < pairs; i++) {
+    zb_pairs_stop stop = ZB_PAIRS_CONTINUE;
+    for (int i = 0; i < cap && stop == ZB_PAIRS_CONTINUE; i++) {
         bool sync_first = i % 2 == 0;
         for (int k = 0; k < 2; k++, s++) {
             zb_step_mode mode = (k == 0) == sync_first ? ZB_MODE_SYNC : ZB_MODE_PREFETCH;
             int m = i < warm ? -1 : i - warm;
             ZB_TRY(zb_engine_set_mode(e, mode));
             ctx->dev->ops->mem_reset_peak(ctx->dev);
-            ZB_TRY(one_step(ctx, plan, e, mode, s, 2 * pairs, m, !seen[mode], i + 1, &ps[mode], out[mode]));
+            ZB_TRY(one_step(ctx, plan, e, mode, s, 2 * cap, m, !seen[mode], i + 1, &ps[mode], out[mode]));
             seen[mode] = true;
             if (m >= 0) keep_peaks(ctx->dev, out[mode]);
         }
+        if (i >= warm) {
+            ps[0].n = ps[1].n = i - warm + 1;
+            stop = pairs_enough(ctx->cfg, ps, ps[0].n);
+        }
     }
+    out[ZB_MODE_PREFETCH]->stopped_by = zb_pairs_stop_name(stop == ZB_PAIRS_CONTINUE ? ZB_PAIRS_MAX_PAIRS : stop);
+    out[ZB_MODE_PREFETCH]->precision_pct = ctx->cfg->precision_pct;
     return ZB_OK;
 }
 
@@ -387,7 +420,7 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
     zb_step_stats *out[2] = {sync_out, prefetch_out}; /* indexed by zb_step_mode */
     start_stats(sync_out, plan, ZB_MODE_SYNC);
     start_stats(prefetch_out, plan, ZB_MODE_PREFETCH);
-    int steps = (int)ctx->cfg->steps;
+    int steps = zb_step_max_pairs(ctx->cfg);
     per_step ps[2];
     double *block[2] = {per_step_alloc(&ps[0], steps), per_step_alloc(&ps[1], steps)};
     zb_status st = block[0] && block[1] ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for step statistics");

@@ -17,6 +17,7 @@ enum { N_RANK_VALUES = 5 }; /* exp_wait, exp_xfer, wait, xfer, last_pct: the fir
 zb_status zb_step_wait_init(zb_step_wait_acc *a, int steps) {
     memset(a, 0, sizeof *a);
     a->steps = steps;
+    a->used = steps;
     size_t per = (size_t)(steps > 0 ? steps : 1);
     size_t n = per * (N_RANK_VALUES + 2 * ZB_COLL_COUNT);
     a->block = (double *)malloc(n * sizeof(double));
@@ -193,7 +194,8 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
 }
 
 zb_status zb_step_wait_summarize(zb_bench_ctx *ctx, zb_step_wait_acc *a, zb_step_wait_stats *out) {
-    int n = ctx->topo.n_ranks, steps = a->steps;
+    /* steps: each array's stride; used: the measured steps summarized */
+    int n = ctx->topo.n_ranks, steps = a->steps, used = a->used;
     memset(out, 0, sizeof *out);
     out->n_ranks = n;
     size_t per = (size_t)steps * N_RANK_VALUES;
@@ -215,26 +217,26 @@ zb_status zb_step_wait_summarize(zb_bench_ctx *ctx, zb_step_wait_acc *a, zb_step
                                     &out->per_rank[r].wait_ms, &out->per_rank[r].transfer_ms,
                                     &out->per_rank[r].last_arrival_pct};
         for (int i = 0; i < N_RANK_VALUES; i++) {
-            memcpy(scratch, all + (size_t)r * per + (size_t)i * (size_t)steps, (size_t)steps * sizeof(double));
-            *v[i] = zb_median(scratch, (size_t)steps);
+            memcpy(scratch, all + (size_t)r * per + (size_t)i * (size_t)steps, (size_t)used * sizeof(double));
+            *v[i] = zb_median(scratch, (size_t)used);
         }
     }
     double *agg[2] = {&out->exposed_wait_ms, &out->exposed_transfer_ms};
     for (int i = 0; i < 2; i++) {
         for (int r = 0; r < n; r++) {
-            memcpy(scratch + (size_t)r * (size_t)steps, all + (size_t)r * per + (size_t)i * (size_t)steps,
-                   (size_t)steps * sizeof(double));
+            memcpy(scratch + (size_t)r * (size_t)used, all + (size_t)r * per + (size_t)i * (size_t)steps,
+                   (size_t)used * sizeof(double));
         }
-        *agg[i] = zb_median(scratch, (size_t)steps * (size_t)n);
+        *agg[i] = zb_median(scratch, (size_t)used * (size_t)n);
     }
     out->measured = !isnan(out->exposed_wait_ms);
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
         zb_wait_kind *w = &out->kinds[q];
         w->count_per_step = a->count[q];
-        memcpy(scratch, a->skew[q], (size_t)steps * sizeof(double));
-        w->arrival_skew_ms = zb_median(scratch, (size_t)steps);
-        memcpy(scratch, a->transfer[q], (size_t)steps * sizeof(double));
-        w->transfer_ms = zb_median(scratch, (size_t)steps);
+        memcpy(scratch, a->skew[q], (size_t)used * sizeof(double));
+        w->arrival_skew_ms = zb_median(scratch, (size_t)used);
+        memcpy(scratch, a->transfer[q], (size_t)used * sizeof(double));
+        w->transfer_ms = zb_median(scratch, (size_t)used);
         w->arrival_skew_max_ms = a->skew_max[q];
         w->transfer_min_ms = a->transfer_min[q];
     }

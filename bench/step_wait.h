@@ -48,7 +48,8 @@ typedef struct zb_step_wait_stats {
 
 /* Per-step values while a run goes on. */
 typedef struct zb_step_wait_acc {
-    int steps;
+    int steps;                              /* each array's length */
+    int used;                               /* steps measured into them (<= steps; init: steps) */
     double *block;                          /* one allocation for all arrays below */
     double *exp_wait, *exp_xfer, *wait, *xfer, *last_pct; /* [steps] this rank */
     double *skew[ZB_COLL_COUNT], *transfer[ZB_COLL_COUNT]; /* [steps] per kind, the same on every rank */

@@ -73,3 +73,35 @@ const char *zb_paired_verdict(const zb_paired *p) {
     if (p->n < ZB_PAIRED_MIN_PAIRS) return "too few pairs for a 95 % interval";
     return p->significant ? "significant" : "no significant difference";
 }
+
+size_t zb_paired_pairs_for(const zb_paired *p, double target) {
+    double hw = 0.5 * (p->hi - p->lo);
+    if (p->n < ZB_PAIRED_MIN_PAIRS || !isfinite(hw) || !(target > 0) || !isfinite(target)) return 0;
+    double need = ceil((double)p->n * (hw / target) * (hw / target));
+    if (!(need < 1e9)) return 0; /* beyond any run: not an estimate worth printing */
+    size_t n = (size_t)need;
+    return n > p->n ? n : p->n + 1;
+}
+
+zb_pairs_stop zb_paired_stop(const zb_paired *d, size_t n, size_t min_n, size_t max_n, double ref,
+                             double precision_pct, double elapsed_s, double max_s) {
+    if (n < min_n) return ZB_PAIRS_CONTINUE;
+    if (!(precision_pct > 0)) return ZB_PAIRS_FIXED;
+    double hw = 0.5 * (d->hi - d->lo);
+    if (d->n >= ZB_PAIRED_MIN_PAIRS && isfinite(hw) && isfinite(ref) && hw <= precision_pct / 100.0 * ref)
+        return ZB_PAIRS_PRECISION;
+    if (n >= max_n) return ZB_PAIRS_MAX_PAIRS;
+    if (elapsed_s >= max_s) return ZB_PAIRS_MAX_TIME;
+    return ZB_PAIRS_CONTINUE;
+}
+
+const char *zb_pairs_stop_name(zb_pairs_stop s) {
+    switch (s) {
+    case ZB_PAIRS_FIXED: return "fixed";
+    case ZB_PAIRS_PRECISION: return "precision";
+    case ZB_PAIRS_MAX_PAIRS: return "max-steps";
+    case ZB_PAIRS_MAX_TIME: return "max-time";
+    case ZB_PAIRS_CONTINUE: break;
+    }
+    return "";
+}

@@ -47,6 +47,35 @@ zb_paired zb_paired_diff(const double *a, const double *b, size_t n);
  * 95 % interval" (fewer than ZB_PAIRED_MIN_PAIRS). */
 const char *zb_paired_verdict(const zb_paired *p);
 
+/* The pairs in all an interval like p's would need for its half-width to
+ * fall to `target`: a median's interval narrows about as 1/sqrt(n), so
+ * n (half-width / target)^2, rounded up (at least n + 1). 0 when it cannot
+ * be estimated (no interval, target <= 0, not finite). An estimate for a
+ * reading ("about N more pairs"), never a promise. */
+size_t zb_paired_pairs_for(const zb_paired *p, double target);
+
+/* Adaptive pairing (hyperfine's and criterion's rule): after each pair,
+ * whether to run another. Stop once at least min_n pairs ran and
+ *   precision_pct <= 0: at min_n exactly (ZB_PAIRS_FIXED);
+ *   the interval is defined and its half-width is at most precision_pct %
+ *   of `ref` (sync's median step time): ZB_PAIRS_PRECISION;
+ *   n reached max_n: ZB_PAIRS_MAX_PAIRS;
+ *   the measured steps' time reached max_s seconds: ZB_PAIRS_MAX_TIME.
+ * Pure: every rank computes it from the same (gathered) values and agrees. */
+typedef enum zb_pairs_stop {
+    ZB_PAIRS_CONTINUE = 0,
+    ZB_PAIRS_FIXED,
+    ZB_PAIRS_PRECISION,
+    ZB_PAIRS_MAX_PAIRS,
+    ZB_PAIRS_MAX_TIME
+} zb_pairs_stop;
+
+zb_pairs_stop zb_paired_stop(const zb_paired *d, size_t n, size_t min_n, size_t max_n, double ref,
+                             double precision_pct, double elapsed_s, double max_s);
+/* "fixed", "precision", "max-steps", "max-time" ("" for CONTINUE): the
+ * JSON's stopped_by. */
+const char *zb_pairs_stop_name(zb_pairs_stop s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -76,5 +76,27 @@ int main(void) {
     ZB_CHECK(!strcmp(zb_paired_verdict(&p), "too few pairs for a 95 % interval"));
     p = zb_paired_median_ci(NULL, 0);
     ZB_CHECK(p.n == 0 && isnan(p.median));
+
+    /* How many pairs would narrow an interval to a target: n (hw/target)^2. */
+    zb_paired w = {16, 1.0, -1.0, 3.0, 0.95, false}; /* half-width 2 */
+    ZB_CHECK(zb_paired_pairs_for(&w, 1.0) == 64);     /* 16 * 2^2 */
+    ZB_CHECK(zb_paired_pairs_for(&w, 4.0) == 17);     /* already narrow enough: one more */
+    ZB_CHECK(zb_paired_pairs_for(&w, 0.0) == 0 && zb_paired_pairs_for(&w, NAN) == 0);
+    zb_paired few_w = {3, 1.0, NAN, NAN, NAN, false};
+    ZB_CHECK(zb_paired_pairs_for(&few_w, 1.0) == 0);
+
+    /* The stop rule: fixed, precision, pair and time budgets, in that order. */
+    zb_paired narrow = {10, 0.5, 0.4, 0.6, 0.95, true};  /* half-width 0.1 */
+    zb_paired wide = {10, 0.5, -9.5, 10.5, 0.95, false}; /* half-width 10: 10 % of ref 100 */
+    ZB_CHECK(zb_paired_stop(&narrow, 5, 10, 100, 100.0, 5.0, 0.0, 60.0) == ZB_PAIRS_CONTINUE);
+    ZB_CHECK(zb_paired_stop(&wide, 10, 10, 100, 100.0, 0.0, 0.0, 60.0) == ZB_PAIRS_FIXED);
+    ZB_CHECK(zb_paired_stop(&narrow, 10, 10, 100, 100.0, 5.0, 0.0, 60.0) == ZB_PAIRS_PRECISION);
+    ZB_CHECK(zb_paired_stop(&wide, 10, 10, 100, 100.0, 5.0, 0.0, 60.0) == ZB_PAIRS_CONTINUE);
+    ZB_CHECK(zb_paired_stop(&wide, 100, 10, 100, 100.0, 5.0, 0.0, 60.0) == ZB_PAIRS_MAX_PAIRS);
+    ZB_CHECK(zb_paired_stop(&wide, 20, 10, 100, 100.0, 5.0, 61.0, 60.0) == ZB_PAIRS_MAX_TIME);
+    ZB_CHECK(zb_paired_stop(&few_w, 10, 10, 100, 100.0, 5.0, 0.0, 60.0) == ZB_PAIRS_CONTINUE); /* no interval */
+    ZB_CHECK(!strcmp(zb_pairs_stop_name(ZB_PAIRS_PRECISION), "precision") &&
+             !strcmp(zb_pairs_stop_name(ZB_PAIRS_MAX_TIME), "max-time") &&
+             !strcmp(zb_pairs_stop_name(ZB_PAIRS_CONTINUE), ""));
     return zb_test_finish("test_paired");
 }

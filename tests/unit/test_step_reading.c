@@ -34,10 +34,17 @@ static void test_paired(void) {
     HAS(buf, "+0.300 ms [-0.100, 0.400]");
     HAS(buf, "half-width 0.250 ms");
     HAS(buf, "20.000 -> 18.000 ms");
+    /* n (hw / |median|)^2 = 8 (0.25 / 0.3)^2 < 8: at least one more pair */
+    HAS(buf, "about 1 more pair would resolve a difference of this size (+0.300 ms)");
     HASNT(buf, "faster");
     HASNT(buf, "hid ");
     HASNT(buf, "slowed");
     HASNT(buf, "share this backend's cores");
+    /* A wide interval: 8 (2 / 0.5)^2 = 128 pairs in all, 120 more. */
+    zb_reading_pair wide = {{8, 0.5, -1.5, 2.5, 0.93, false}, {8, 90.0, -20.0, 150.0, 0.93, false},
+                            {8, 6.0, -2.0, 9.0, 0.93, false}};
+    zb_step_reading_paired(&sync, &pre, &wide, false, buf, sizeof buf);
+    HAS(buf, "about 120 more pairs would resolve a difference of this size (+0.500 ms)");
     /* Faster, hidden over 100 % said as it is, slowdown within noise. */
     zb_reading_pair f = {{8, -2.0, -2.5, -1.5, 0.93, true}, {8, 261.0, 200.0, 300.0, 0.93, true},
                          {8, 3.0, -1.0, 6.0, 0.93, false}};
