@@ -3,8 +3,9 @@
  * degraded node, then runs each check's benchmark as a child of this same
  * binary (tool_run.h: --json to a temporary file, the check's timeout),
  * `repeat` times, judges the results (accept_judge.c) and prints PASS, FAIL
- * or SKIP per check with the measured value, the threshold and its source
- * (accept_report.c, also --junit and --json). Exit 0: every check passed or
+ * or SKIP per check with the measured value, the threshold (a fraction of
+ * a reference figure), the margin and the source (accept_report.c, also
+ * --junit and --json). Exit 0: every check passed or
  * does not apply; 1: a check failed; 2: a bad profile or flag (no output
  * file written). */
 #include <errno.h>
@@ -244,7 +245,10 @@ static void dry_run(const zb_accept_profile *p) {
         printf("%s: %d x zerobench %s", c->name, c->repeat, c->bench);
         for (int i = 0; i < p->n_args; i++) printf(" %s", p->args[i]);
         for (int i = 0; i < c->n_args; i++) printf(" %s", c->args[i]);
-        printf(" --json FILE (timeout %g s)\n", c->timeout_s);
+        printf(" --json FILE (timeout %g s); %s %s %.4g %s (%.4g x %.4g %s)\n", c->timeout_s,
+               c->kind == ZB_CHECK_METRIC ? c->metric : "deviation from the median",
+               c->kind == ZB_CHECK_METRIC && c->is_min ? ">=" : "<=", c->threshold, c->unit, c->fraction, c->reference,
+               c->unit);
     }
     free(order);
     free(index);

@@ -9,12 +9,18 @@
  * and a check one of
  *   {"kind": "devices", "backend": "cuda", "per_node": 8}
  *   {"kind": "metric", "bench": "allgather", "args": [...], "metric": "busbw_gbps",
- *    "min": 300 | "max": X, "where": {identity key: value}, "min_size_bytes": N}
+ *    "min" | "max": THRESHOLD, "where": {identity key: value}, "min_size_bytes": N}
  *   {"kind": "straggler", "bench": "step", "args": [...], "by": "rank" | "node",
- *    "max_deviation_pct": 10, "per_rank_metric": "compute_ms", "where": ...}
- * each with "name" and "source" (where the threshold comes from), and
- * optionally "repeat" (runs, default 1), "judge" ("best" or "median" of the
- * repeats, default best) and "timeout_s". docs/design.md §7 has the rules. */
+ *    "max_deviation_pct": THRESHOLD, "per_rank_metric": "compute_ms", "where": ...}
+ * each with "name" and "source" (where the reference comes from and why the
+ * fraction), and optionally "repeat" (runs, default 1), "judge" ("best" or
+ * "median" of the repeats, default best) and "timeout_s". A THRESHOLD is
+ *   {"reference": 9.4, "unit": "GB/s", "fraction": 0.5}
+ * a measured or published figure in the metric's unit ("%" for a
+ * deviation) and the fraction of it judged: fraction x reference, never a
+ * typed number, so every threshold says what it is a fraction of. A
+ * minimum's fraction is in (0, 1], a maximum's at least 1. docs/design.md §7
+ * has the rules. */
 #ifndef ZB_ACCEPT_H
 #define ZB_ACCEPT_H
 
@@ -46,7 +52,9 @@ typedef struct zb_accept_check {
     const char *metric;            /* metric: the judged key; straggler: the per-rank key */
     const zb_metric_def *def;      /* metric: its unit */
     bool is_min;                   /* metric: value >= threshold (else <=) */
-    double threshold;              /* metric: min or max; straggler: max deviation % */
+    double reference, fraction;    /* metric, straggler: the threshold's figure and share of it */
+    const char *unit;              /* the reference's: the metric's unit, "%" for a straggler */
+    double threshold;              /* fraction x reference: metric min or max; straggler max deviation % */
     bool by_node;                  /* straggler */
     const char *backend;           /* devices */
     int per_node;                  /* devices */
@@ -91,6 +99,11 @@ typedef struct zb_check_outcome {
 } zb_check_outcome;
 
 void zb_check_outcome_clear(zb_check_outcome *o);
+
+/* The margin of `value` against check c's threshold, in % of the threshold:
+ * 100 (value / threshold - 1) for a minimum, 100 (1 - value / threshold) for
+ * a maximum (a straggler's deviation too). Negative: the check failed. */
+double zb_accept_margin_pct(const zb_accept_check *c, double value);
 
 /* Judges a metric or straggler check over the results documents of its
  * repeats (docs[0..n_docs-1], zerobench/1). Pure. */

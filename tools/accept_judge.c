@@ -21,6 +21,12 @@ void zb_check_outcome_clear(zb_check_outcome *o) {
     memset(o, 0, sizeof *o);
 }
 
+double zb_accept_margin_pct(const zb_accept_check *c, double value) {
+    /* a straggler's threshold is a maximum deviation */
+    bool is_min = c->kind == ZB_CHECK_METRIC && c->is_min;
+    return is_min ? 100.0 * (value / c->threshold - 1.0) : 100.0 * (1.0 - value / c->threshold);
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;

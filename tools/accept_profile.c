@@ -107,6 +107,68 @@ static zb_status get_args(const where_ctx *w, const json_t *o, const char **args
     return ZB_OK;
 }
 
+/* A field's value for a message: a number as %g, a string quoted, else its type. */
+static const char *shown(const json_t *v, char *out, size_t n) {
+    if (json_is_number(v)) snprintf(out, n, "%g", json_number_value(v));
+    else if (json_is_string(v)) snprintf(out, n, "'%.32s'", json_string_value(v));
+    else snprintf(out, n, "%s", json_is_object(v) ? "an object" : json_is_array(v) ? "an array" : "not a number");
+    return out;
+}
+
+/* A threshold, `key`: {"reference": R, "unit": U, "fraction": F}, judged as
+ * F x R. The reference is a measured or published figure in `unit` (the
+ * metric's: a GFLOP/s figure under a TFLOP/s metric is refused, not
+ * silently 1000 times off); a minimum's fraction is in (0, 1] and a
+ * maximum's at least 1, so the threshold is never stricter than the figure
+ * it comes from. */
+static zb_status get_threshold(const where_ctx *w, const json_t *c, const char *key, bool is_min, const char *unit,
+                               const char *unit_of, zb_accept_check *k) {
+    static const char *const keys[] = {"reference", "unit", "fraction", NULL};
+    const json_t *t = json_object_get(c, key);
+    char val[48];
+    if (!json_is_object(t)) {
+        return PFAIL(w, "field \"%s\": %s (accepted: {\"reference\", \"unit\", \"fraction\"}, the threshold being "
+                        "fraction x reference, a measured or published figure named in \"source\")",
+                     key, shown(t, val, sizeof val));
+    }
+    const char *k2;
+    json_t *v;
+    json_object_foreach((json_t *)t, k2, v) {
+        (void)v;
+        if (!key_in(k2, keys)) return PFAIL(w, "unknown field \"%s.%.40s\" (accepted: reference, unit, fraction)", key, k2);
+    }
+    const json_t *ref = json_object_get(t, "reference"), *fr = json_object_get(t, "fraction");
+    const json_t *un = json_object_get(t, "unit");
+    if (!ref) return PFAIL(w, "missing field \"%s.reference\"", key);
+    double r = json_is_number(ref) ? json_number_value(ref) : NAN;
+    if (!(r > 0 && r <= 1e300)) {
+        return PFAIL(w, "field \"%s.reference\": %s (accepted: a positive number, the measured or published figure)", key,
+                     shown(ref, val, sizeof val));
+    }
+    if (!un) return PFAIL(w, "missing field \"%s.unit\"", key);
+    if (!json_is_string(un) || strcmp(json_string_value(un), unit)) {
+        return PFAIL(w, "field \"%s.unit\": %s (accepted: '%s', the unit of %s)", key, shown(un, val, sizeof val), unit,
+                     unit_of);
+    }
+    if (!fr) return PFAIL(w, "missing field \"%s.fraction\"", key);
+    double f = json_is_number(fr) ? json_number_value(fr) : NAN;
+    if (is_min && !(f > 0 && f <= 1)) {
+        return PFAIL(w, "field \"%s.fraction\": %s (accepted: a number in (0, 1], a minimum at or below its reference)",
+                     key, shown(fr, val, sizeof val));
+    }
+    if (!is_min && !(f >= 1 && f <= 1e6)) {
+        return PFAIL(w, "field \"%s.fraction\": %s (accepted: a number in [1, 1e6], a maximum at or above its reference)",
+                     key, shown(fr, val, sizeof val));
+    }
+    k->is_min = is_min;
+    k->reference = json_number_value(ref);
+    k->fraction = f;
+    k->unit = json_string_value(un);
+    k->threshold = f * k->reference;
+    if (!isfinite(k->threshold)) return PFAIL(w, "field \"%s\": fraction x reference is not a finite number", key);
+    return ZB_OK;
+}
+
 static zb_status check_bench(const where_ctx *w, const char *bench) {
     char names[256] = "";
     size_t used = 0;
@@ -168,8 +230,7 @@ static zb_status load_check(const where_ctx *w, const json_t *c, zb_accept_check
     const char *kind;
     ZB_TRY(get_string(w, c, "kind", true, &kind));
     ZB_TRY(load_common(w, c, k));
-    bool have_min, have_max, have;
-    double vmin = 0, vmax = 0;
+    bool have;
     long long iv = 0;
     if (!strcmp(kind, "devices")) {
         k->kind = ZB_CHECK_DEVICES;
@@ -191,17 +252,14 @@ static zb_status load_check(const where_ctx *w, const json_t *c, zb_accept_check
             zb_metric_names(names, sizeof names);
             return PFAIL(w, "field \"metric\": unknown metric '%.40s' (accepted: %s)", k->metric, names);
         }
-        ZB_TRY(get_number(w, c, "min", -1e300, 1e300, &have_min, &vmin));
-        ZB_TRY(get_number(w, c, "max", -1e300, 1e300, &have_max, &vmax));
+        bool have_min = json_object_get(c, "min") != NULL, have_max = json_object_get(c, "max") != NULL;
         if (have_min == have_max) return PFAIL(w, "expected exactly one of the fields \"min\" and \"max\" (the threshold)");
-        k->is_min = have_min;
-        k->threshold = have_min ? vmin : vmax;
+        ZB_TRY(get_threshold(w, c, have_min ? "min" : "max", have_min, k->def->unit, k->metric, k));
     } else if (!strcmp(kind, "straggler")) {
         k->kind = ZB_CHECK_STRAGGLER;
         ZB_TRY(only_keys(w, c, straggler_keys));
         ZB_TRY(load_run_fields(w, c, k));
-        ZB_TRY(get_number(w, c, "max_deviation_pct", 0, 1e6, &have, &k->threshold));
-        if (!have) return PFAIL(w, "missing field \"max_deviation_pct\"");
+        if (!json_object_get(c, "max_deviation_pct")) return PFAIL(w, "missing field \"max_deviation_pct\"");
         const char *by;
         ZB_TRY(get_string(w, c, "by", false, &by));
         if (by && strcmp(by, "rank") && strcmp(by, "node")) return PFAIL(w, "field \"by\": '%.32s' (accepted: rank, node)", by);
@@ -210,6 +268,7 @@ static zb_status load_check(const where_ctx *w, const json_t *c, zb_accept_check
         /* the step's ranks wait for each other, so their step times agree; a
          * slow rank shows in its own compute time */
         if (!k->metric) k->metric = !strcmp(k->bench, "step") ? "compute_ms" : "time_us";
+        ZB_TRY(get_threshold(w, c, "max_deviation_pct", false, "%", "a deviation from the median", k));
     } else {
         return PFAIL(w, "field \"kind\": '%.32s' (accepted: devices, metric, straggler)", kind);
     }

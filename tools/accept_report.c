@@ -1,7 +1,9 @@
 /* accept's reports (accept.h): the lines printed per check, the same lines
  * in JUnit XML (one testcase per check, its printed lines as system-out, a
  * failure or skipped element with the reason) and the JSON document
- * ("schema": "zerobench-accept/1"). Both files are written atomically. */
+ * ("schema": "zerobench-accept/1"). Both files are written atomically.
+ * Each threshold is shown with what it is a fraction of and the margin, so
+ * a pass says how close it came, not only that it passed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +30,17 @@ static void repeats(const zb_accept_check *c, const zb_check_outcome *o, char *o
     }
 }
 
+/* "threshold >= 3.76 GB/s (0.4 x 9.41 GB/s)": the judged bound and what it is a fraction of. */
+static void bound(const zb_accept_check *c, char *out, size_t n) {
+    bool is_min = c->kind == ZB_CHECK_METRIC && c->is_min;
+    const char *unit = c->unit ? c->unit : "";
+    snprintf(out, n, "threshold %s %.4g %s (%.4g x %.4g %s)", is_min ? ">=" : "<=", c->threshold, unit, c->fraction,
+             c->reference, unit);
+}
+
 /* The first line's text after the verdict and the name. */
 static void summary(const zb_accept_check *c, const zb_check_outcome *o, char *out, size_t n) {
-    char rep[200];
+    char rep[200], thr[160];
     repeats(c, o, rep, sizeof rep);
     if (c->kind == ZB_CHECK_DEVICES) {
         if (o->have_value) {
@@ -39,20 +49,20 @@ static void summary(const zb_accept_check *c, const zb_check_outcome *o, char *o
         } else {
             snprintf(out, n, "expected %d %s device(s) per node", c->per_node, c->backend);
         }
+        return;
+    }
+    bound(c, thr, sizeof thr);
+    double margin = o->have_value ? zb_accept_margin_pct(c, o->value) : 0;
+    if (c->kind == ZB_CHECK_METRIC && o->have_value) {
+        snprintf(out, n, "%s %.4g %s, %s, margin %+.0f %% (%s) at %s", c->metric, o->value, c->def->unit, thr, margin,
+                 rep, o->where);
     } else if (c->kind == ZB_CHECK_METRIC) {
-        if (o->have_value) {
-            snprintf(out, n, "%s %.4g %s, threshold %s %.4g %s (%s) at %s", c->metric, o->value, c->def->unit,
-                     c->is_min ? ">=" : "<=", c->threshold, c->def->unit, rep, o->where);
-        } else {
-            snprintf(out, n, "%s: no value, threshold %s %.4g %s", c->metric, c->is_min ? ">=" : "<=", c->threshold,
-                     c->def->unit);
-        }
+        snprintf(out, n, "%s: no value, %s", c->metric, thr);
     } else if (o->have_value) {
-        snprintf(out, n, "slowest %s %.1f %% above the median %s, threshold <= %.4g %% (%s) at %s",
-                 c->by_node ? "node" : "rank", o->value, c->metric, c->threshold, rep, o->where);
+        snprintf(out, n, "slowest %s %.1f %% above the median %s, %s, margin %+.0f %% (%s) at %s",
+                 c->by_node ? "node" : "rank", o->value, c->metric, thr, margin, rep, o->where);
     } else {
-        snprintf(out, n, "slowest %s against the median %s: no value, threshold <= %.4g %%", c->by_node ? "node" : "rank",
-                 c->metric, c->threshold);
+        snprintf(out, n, "slowest %s against the median %s: no value, %s", c->by_node ? "node" : "rank", c->metric, thr);
     }
 }
 
@@ -162,6 +172,8 @@ static json_t *check_json(const zb_accept_check *c, const zb_check_outcome *o) {
         bool metric = c->kind == ZB_CHECK_METRIC;
         json_object_set_new(j, "op", json_string(metric && c->is_min ? ">=" : "<="));
         json_object_set_new(j, "threshold", zb_json_real_or_null(c->threshold));
+        json_object_set_new(j, "reference", zb_json_real_or_null(c->reference));
+        json_object_set_new(j, "fraction", zb_json_real_or_null(c->fraction));
         json_object_set_new(j, "unit", json_string(metric ? c->def->unit : "% above the median"));
         if (!metric) json_object_set_new(j, "by", json_string(c->by_node ? "node" : "rank"));
         json_object_set_new(j, "judge", json_string(c->judge == ZB_JUDGE_MEDIAN ? "median" : "best"));
@@ -169,6 +181,10 @@ static json_t *check_json(const zb_accept_check *c, const zb_check_outcome *o) {
     }
     json_object_set_new(j, "source", json_string(c->source));
     json_object_set_new(j, "measured", o->have_value ? zb_json_real_or_null(o->value) : json_null());
+    if (c->kind != ZB_CHECK_DEVICES) {
+        json_object_set_new(j, "margin_pct",
+                            o->have_value ? zb_json_real_or_null(zb_accept_margin_pct(c, o->value)) : json_null());
+    }
     json_t *vals = json_array();
     for (int i = 0; i < o->n_values; i++) json_array_append_new(vals, zb_json_real_or_null(o->values[i]));
     json_object_set_new(j, "values", vals);

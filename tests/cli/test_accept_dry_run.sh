@@ -3,7 +3,8 @@
 # hostile inputs): an unknown flag on accept's own command line, and a
 # profile whose checks hand a benchmark a flag or value it refuses, exit 2
 # with one line naming it, as the real run does, and print no plan. A
-# valid profile still prints its plan and runs nothing.
+# valid profile still prints its plan, each check's threshold as fraction x
+# reference, and runs nothing.
 set -u
 source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
@@ -39,6 +40,20 @@ mkdir t
 TMPDIR="$tmp/t" timeout 60 "$ZB" accept cpu-smoke --dry-run >ok.out 2>ok.err
 check test $? -eq 0
 check grep -q "not run (--dry-run)" ok.out
+# each check's line ends with its threshold, fraction x reference
+python3 - "$smoke" ok.out <<'PY' || fail=1
+import json, sys
+from zbcheck import check, finish
+p, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+for c in p["checks"]:
+    if c["kind"] == "devices":
+        continue
+    t = c.get("min") or c.get("max") or c.get("max_deviation_pct")
+    op = ">=" if "min" in c else "<="
+    want = f"{op} {t['fraction'] * t['reference']:.4g} {t['unit']} ({t['fraction']:.4g} x {t['reference']:.4g} {t['unit']})\n"
+    check(f"{c['name']}: " in out and want in out, f"{c['name']}: '{want.strip()}' in the plan")
+finish("dry-run thresholds")
+PY
 check test ! -s ok.err
 check test -z "$(ls -A t)"
 

@@ -5,6 +5,7 @@
  * aborts). Replayed over tests/fuzz/corpus/fuzz_accept_profile/ by CTest;
  * with -DZB_FUZZ=ON (clang) it builds as a libFuzzer binary. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -24,6 +25,10 @@ static void zb_fuzz_check_check(const zb_accept_profile *p, const zb_accept_chec
     if (!c->bench || !c->metric || c->min_size_bytes < 0 || !isfinite(c->threshold)) abort();
     if (c->kind == ZB_CHECK_METRIC && !c->def) abort();
     if (c->kind == ZB_CHECK_STRAGGLER && c->threshold < 0) abort();
+    /* every threshold fraction x a positive reference, on the right side of it */
+    bool is_min = c->kind == ZB_CHECK_METRIC && c->is_min;
+    if (!(c->reference > 0) || !c->unit || c->threshold != c->fraction * c->reference) abort();
+    if (is_min ? !(c->fraction > 0 && c->fraction <= 1) : !(c->fraction >= 1)) abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -3,12 +3,12 @@
  * identity and pairing; accept's metric checks (worst selected run, sizes
  * below min_size_bytes ignored, best and median of repeats) and straggler
  * checks from per_rank figures (a slowed rank named, by node, absent
- * per-rank figures, one rank); acceptance profiles refused field by field. */
+ * per-rank figures, one rank). Acceptance profiles, field by field:
+ * test_accept_profile.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "accept.h"
 #include "compare.h"
@@ -201,68 +201,10 @@ static void test_accept_straggler(void) {
     json_decref(one);
 }
 
-/* A profile file with `check` as its one check: refused naming `field`. */
-static void refused(const char *check, const char *field) {
-    char path[] = "/tmp/zb_test_profile_XXXXXX.json";
-    int fd = mkstemps(path, 5);
-    ZB_CHECK(fd >= 0);
-    if (fd < 0) return;
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "{\"name\": \"t\", \"checks\": [%s]}", check);
-    fclose(f);
-    zb_accept_profile p;
-    zb_status s = zb_accept_profile_load(path, &p);
-    ZB_CHECK_MSG(s == ZB_ERR_INVALID && strstr(zb_error_message(), field) && strstr(zb_error_message(), "zb_test_profile"),
-                 "%s: expected an error naming %s, got '%s'", check, field, zb_error_message());
-    if (s == ZB_OK) zb_accept_profile_free(&p);
-    unlink(path);
-}
-
-static void test_profile_errors(void) {
-    const char *ok = "{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"tflops\", \"min\": 1,"
-                     " \"source\": \"s\"}";
-    char path[] = "/tmp/zb_test_profile_XXXXXX.json";
-    int fd = mkstemps(path, 5);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "{\"name\": \"t\", \"checks\": [%s]}", ok);
-    fclose(f);
-    zb_accept_profile p;
-    ZB_CHECK_OK(zb_accept_profile_load(path, &p));
-    ZB_CHECK(p.n_checks == 1 && p.checks[0].repeat == 1 && p.checks[0].is_min && p.checks[0].threshold == 1);
-    zb_accept_profile_free(&p);
-    unlink(path);
-    refused("{\"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"tflops\", \"min\": 1, \"source\": \"s\"}",
-            "\"name\"");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"tflops\", \"min\": 1}",
-            "\"source\"");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"nosuch\", \"metric\": \"tflops\", \"min\": 1,"
-            " \"source\": \"s\"}",
-            "unknown benchmark 'nosuch'");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"speed\", \"min\": 1,"
-            " \"source\": \"s\"}",
-            "unknown metric 'speed'");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"tflops\", \"source\": \"s\"}",
-            "\"min\" and \"max\"");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"tflops\", \"mni\": 1,"
-            " \"source\": \"s\"}",
-            "unknown field \"mni\"");
-    refused("{\"name\": \"g\", \"kind\": \"gpu\", \"source\": \"s\"}", "\"kind\"");
-    refused("{\"name\": \"d\", \"kind\": \"devices\", \"backend\": \"cuda\", \"source\": \"s\"}", "\"per_node\"");
-    refused("{\"name\": \"s\", \"kind\": \"straggler\", \"bench\": \"step\", \"source\": \"s\"}",
-            "\"max_deviation_pct\"");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"metric\": \"tflops\", \"min\": 1,"
-            " \"repeat\": 0, \"source\": \"s\"}",
-            "\"repeat\"");
-    refused("{\"name\": \"g\", \"kind\": \"metric\", \"bench\": \"gemm\", \"args\": [\"--json\", \"x\"],"
-            " \"metric\": \"tflops\", \"min\": 1, \"source\": \"s\"}",
-            "\"args\"[0]");
-}
-
 int main(void) {
     test_compare_judge();
     test_identity();
     test_accept_metric();
     test_accept_straggler();
-    test_profile_errors();
     return zb_test_finish("test_tools_judge");
 }
