@@ -9,7 +9,10 @@
  * A trace without step slices is split by its records' labels: a run
  * (mode) starts with the engine's "init" copies, a step with its
  * "load_batch"; the last step of each run is taken, its modes named from
- * the results files' step runs when their count matches, else "run N". */
+ * the results files' step runs when their count matches, else "run N".
+ *
+ * Rank R is pid R + 1 (trace_events.h); a trace written before ids started
+ * at 1 has a pid 0, and there pid = R. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +34,9 @@ static bool fail(zb_plot_out *out, const char *why) {
     return false;
 }
 
-static bool is_record(const json_t *e, int rank) {
+static bool is_record(const json_t *e, int rank_pid) {
     const char *ph = zb_plot_str(e, "ph"), *cat = zb_plot_str(e, "cat");
-    return !strcmp(ph, "X") && zb_plot_int(e, "pid", -1) == rank &&
+    return !strcmp(ph, "X") && zb_plot_int(e, "pid", -1) == rank_pid &&
            (!strcmp(cat, "compute") || !strcmp(cat, "comm") || !strcmp(cat, "copy"));
 }
 
@@ -42,13 +45,13 @@ static int mode_order(const char *mode, int seq) {
 }
 
 /* From step slices: the last measured step of each mode. */
-static int windows_from_steps(const json_t *ev, int rank, window *w) {
+static int windows_from_steps(const json_t *ev, int rank_pid, window *w) {
     int n = 0;
     size_t i;
     const json_t *e;
     json_array_foreach(ev, i, e) {
         if (strcmp(zb_plot_str(e, "ph"), "X") || strcmp(zb_plot_str(e, "cat"), "step") ||
-            zb_plot_int(e, "pid", -1) != rank) {
+            zb_plot_int(e, "pid", -1) != rank_pid) {
             continue;
         }
         const json_t *args = json_object_get(e, "args");
@@ -85,13 +88,13 @@ static int by_ts(const void *a, const void *b) {
 }
 
 /* Without step slices: split by the labels (see the top comment). */
-static int windows_from_labels(const json_t *ev, int rank, int n_ranks, const zb_plot_inputs *in, window *w) {
+static int windows_from_labels(const json_t *ev, int rank_pid, int n_ranks, const zb_plot_inputs *in, window *w) {
     size_t n_ev = json_array_size(ev), n = 0, i;
     rec *r = (rec *)malloc((n_ev ? n_ev : 1) * sizeof(rec));
     if (!r) return 0;
     const json_t *e;
     json_array_foreach(ev, i, e) {
-        if (!is_record(e, rank)) continue;
+        if (!is_record(e, rank_pid)) continue;
         double ts = zb_plot_num(e, "ts"), dur = zb_plot_num(e, "dur");
         if (isfinite(ts) && isfinite(dur)) r[n++] = (rec){ts, ts + dur, zb_plot_str(e, "name")};
     }
@@ -142,16 +145,26 @@ static int by_order(const void *a, const void *b) {
 }
 
 /* The stream's name from the trace's thread_name metadata. */
-static const char *stream_name(const json_t *ev, int rank, int tid) {
+static const char *stream_name(const json_t *ev, int rank_pid, int tid) {
     size_t i;
     const json_t *e;
     json_array_foreach(ev, i, e) {
         if (!strcmp(zb_plot_str(e, "ph"), "M") && !strcmp(zb_plot_str(e, "name"), "thread_name") &&
-            zb_plot_int(e, "pid", -1) == rank && zb_plot_int(e, "tid", -1) == tid) {
+            zb_plot_int(e, "pid", -1) == rank_pid && zb_plot_int(e, "tid", -1) == tid) {
             return zb_plot_str(json_object_get(e, "args"), "name");
         }
     }
     return "stream";
+}
+
+/* 0 for a trace with pid 0 (pid = rank, as written before), else 1. */
+static int pid_base(const json_t *ev) {
+    size_t i;
+    const json_t *e;
+    json_array_foreach(ev, i, e) {
+        if (zb_plot_int(e, "pid", -1) == 0) return 0;
+    }
+    return 1;
 }
 
 bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
@@ -161,7 +174,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     }
     if (!trace) return fail(out, "no --trace file among the inputs");
     const json_t *ev = json_object_get(trace->doc, "traceEvents");
-    int rank = in->rank, max_pid = -1;
+    int base = pid_base(ev), rank_pid = in->rank + base, max_pid = -1;
     bool has_rank = false;
     size_t i;
     const json_t *e;
@@ -169,19 +182,19 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
         if (strcmp(zb_plot_str(e, "ph"), "X")) continue;
         int pid = zb_plot_int(e, "pid", -1);
         if (pid > max_pid) max_pid = pid;
-        has_rank |= is_record(e, rank);
+        has_rank |= is_record(e, rank_pid);
     }
     if (!has_rank) {
         snprintf(out->why, sizeof out->why, "the trace %.64s has no records of rank %d (--rank; it has ranks 0-%d)",
-                 trace->path, rank, max_pid);
+                 trace->path, in->rank, max_pid - base);
         return false;
     }
     window w[MAX_WINDOWS];
     memset(w, 0, sizeof w);
     for (int k = 0; k < MAX_WINDOWS; k++) w[k].step = -1;
-    int nw = windows_from_steps(ev, rank, w);
+    int nw = windows_from_steps(ev, rank_pid, w);
     bool marked = nw > 0;
-    if (!marked) nw = windows_from_labels(ev, rank, max_pid + 1, in, w);
+    if (!marked) nw = windows_from_labels(ev, rank_pid, max_pid + 1 - base, in, w);
     if (nw == 0) return fail(out, "the trace has no steps (no step slices; no init and load_batch records to find them by)");
     qsort(w, (size_t)nw, sizeof(window), by_order);
     /* Rows: each window's streams, top to bottom; y counts down to 1. */
@@ -189,12 +202,12 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     for (int k = 0; k < nw; k++) {
         json_array_foreach(ev, i, e) {
             double ts = zb_plot_num(e, "ts");
-            if (!is_record(e, rank) || !(ts >= w[k].t0_us && ts <= w[k].t1_us)) continue;
+            if (!is_record(e, rank_pid) || !(ts >= w[k].t0_us && ts <= w[k].t1_us)) continue;
             int tid = zb_plot_int(e, "tid", -1), s = 0;
             while (s < n_streams[k] && streams[k][s] != tid) s++;
             if (s == n_streams[k] && s < MAX_STREAMS) streams[k][n_streams[k]++] = tid;
         }
-        for (int a = 1; a < n_streams[k]; a++) { /* by stream id: compute (0) first */
+        for (int a = 1; a < n_streams[k]; a++) { /* by stream id: compute (the lowest) first */
             for (int b = a; b > 0 && streams[k][b] < streams[k][b - 1]; b--) {
                 int t = streams[k][b];
                 streams[k][b] = streams[k][b - 1];
@@ -205,7 +218,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     }
     zb_plot_text t;
     if (!zb_plot_text_open(&t)) return fail(out, "out of memory");
-    fprintf(t.f, "# rank %d, one %s step per mode:", rank, marked ? "measured" : "(last)");
+    fprintf(t.f, "# rank %d, one %s step per mode:", in->rank, marked ? "measured" : "(last)");
     for (int k = 0; k < nw; k++) {
         if (w[k].step >= 0) fprintf(t.f, " %s step %d (%.3f ms)", w[k].mode, w[k].step, (w[k].t1_us - w[k].t0_us) / 1e3);
         else fprintf(t.f, " %s last step (%.3f ms)", w[k].mode, (w[k].t1_us - w[k].t0_us) / 1e3);
@@ -219,7 +232,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
         for (int k = 0; k < nw; k++) {
             json_array_foreach(ev, i, e) {
                 double ts = zb_plot_num(e, "ts"), dur = zb_plot_num(e, "dur");
-                if (!is_record(e, rank) || !(ts >= w[k].t0_us && ts <= w[k].t1_us) || !isfinite(dur) ||
+                if (!is_record(e, rank_pid) || !(ts >= w[k].t0_us && ts <= w[k].t1_us) || !isfinite(dur) ||
                     strcmp(zb_plot_str(e, "cat"), kinds[kind])) {
                     continue;
                 }
@@ -243,7 +256,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     for (int k = 0; k < nw; k++) {
         for (int s = 0; s < n_streams[k]; s++) {
             char label[96];
-            snprintf(label, sizeof label, "%s %s", w[k].mode, stream_name(ev, rank, streams[k][s]));
+            snprintf(label, sizeof label, "%s %s", w[k].mode, stream_name(ev, rank_pid, streams[k][s]));
             fprintf(t.f, "%d ", y--);
             zb_plot_put_str(t.f, label);
             fputc('\n', t.f);
@@ -258,12 +271,12 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     const char *pname = "";
     json_array_foreach(ev, i, e) {
         if (!strcmp(zb_plot_str(e, "ph"), "M") && !strcmp(zb_plot_str(e, "name"), "process_name") &&
-            zb_plot_int(e, "pid", -1) == rank) {
+            zb_plot_int(e, "pid", -1) == rank_pid) {
             pname = zb_plot_str(json_object_get(e, "args"), "name");
         }
     }
     if (pname[0]) snprintf(title, sizeof title, "%.80s:", pname);
-    else snprintf(title, sizeof title, "rank %d:", rank);
+    else snprintf(title, sizeof title, "rank %d:", in->rank);
     for (int k = 0; k < nw; k++) {
         size_t used = strlen(title);
         if (w[k].step >= 0) snprintf(title + used, sizeof title - used, "%s %s step %d", k ? "," : "", w[k].mode, w[k].step);

@@ -8,6 +8,11 @@
 
 static double ts_us(int64_t ns, int64_t t0) { return (double)(ns - t0) / 1e3; }
 
+/* Ids of 1 and up (trace_events.h): Perfetto reads an explicit tid 0 as the
+ * pid, which merged a rank's compute stream (0) into its stream `pid`. */
+static int pid_of(int rank) { return rank + ZB_TRACE_PID_BASE; }
+static int tid_of(int stream) { return stream + ZB_TRACE_TID_BASE; }
+
 static int64_t origin_of(const zb_trace_export_input *in) {
     int64_t t0 = INT64_MAX;
     for (size_t i = 0; i < in->n_records; i++) {
@@ -70,7 +75,7 @@ static json_t *record_event(const zb_trace_record *r, int64_t t0, const zb_trace
         json_object_set_new(args, "stage", json_integer(t->phases[step->phase].stage));
     }
     json_t *e = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f}", "name", r->label, "cat", zb_op_kind_name(r->kind), "ph",
-                          "X", "pid", r->rank, "tid", r->stream, "ts", ts_us(r->start_ns, t0), "dur",
+                          "X", "pid", pid_of(r->rank), "tid", tid_of(r->stream), "ts", ts_us(r->start_ns, t0), "dur",
                           (double)(r->end_ns - r->start_ns) / 1e3);
     json_object_set_new(e, "args", args);
     return e;
@@ -87,17 +92,19 @@ static void add_meta(json_t *events, const char *what, int pid, int tid, const c
     json_array_append_new(events, e);
 }
 
-/* Processes "rank R on HOST", and one name per (rank, stream) with records. */
+/* Processes "rank R on HOST", and one name per (rank, stream) with records.
+ * A process's own events (its name, sort index, counters) sit on tid = pid,
+ * where an importer puts them when no tid is given. */
 static void add_names(json_t *events, const zb_trace_export_input *in, const step_index *ix) {
     const zb_trace *t = in->trace;
     for (int r = 0; r < in->n_ranks; r++) {
         char pname[ZB_TRACE_HOST_MAX + 32];
         snprintf(pname, sizeof pname, "rank %d on %.*s", r, ZB_TRACE_HOST_MAX - 1, in->hosts + (size_t)r * ZB_TRACE_HOST_MAX);
-        add_meta(events, "process_name", r, 0, "name", json_string(pname));
-        add_meta(events, "process_sort_index", r, 0, "sort_index", json_integer(r));
+        add_meta(events, "process_name", pid_of(r), pid_of(r), "name", json_string(pname));
+        add_meta(events, "process_sort_index", pid_of(r), pid_of(r), "sort_index", json_integer(r));
         if (ix->end[r] > ix->begin[r]) {
-            add_meta(events, "thread_name", r, ZB_TRACE_STEP_TID, "name", json_string("steps"));
-            add_meta(events, "thread_sort_index", r, ZB_TRACE_STEP_TID, "sort_index", json_integer(-1));
+            add_meta(events, "thread_name", pid_of(r), ZB_TRACE_STEP_TID, "name", json_string("steps"));
+            add_meta(events, "thread_sort_index", pid_of(r), ZB_TRACE_STEP_TID, "sort_index", json_integer(-1));
         }
     }
     /* One name per distinct (rank, stream): the pairs sorted, then each first of its kind. */
@@ -110,7 +117,8 @@ static void add_names(json_t *events, const zb_trace_export_input *in, const ste
         if (i > 0 && pairs[i] == pairs[i - 1]) continue;
         int rank = (int)(pairs[i] >> 32), s = (int)(int32_t)(uint32_t)(pairs[i] & 0xffffffff);
         const char *tname = (s >= 0 && s < 16 && t->stream_names[s][0]) ? t->stream_names[s] : "stream";
-        add_meta(events, "thread_name", rank, s, "name", json_string(tname));
+        add_meta(events, "thread_name", pid_of(rank), tid_of(s), "name", json_string(tname));
+        add_meta(events, "thread_sort_index", pid_of(rank), tid_of(s), "sort_index", json_integer(s));
     }
     free(pairs);
 }
@@ -125,7 +133,7 @@ static void add_steps(json_t *events, const zb_trace_export_input *in, int64_t t
         snprintf(name, sizeof name, "step %d%s%s%s", s->index, several && p ? " " : "", several && p ? p->name : "",
                  s->warmup ? " (warm-up)" : "");
         json_t *e = json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f}", "name", name, "cat", "step", "ph", "X", "pid",
-                              in->step_rank[i], "tid", ZB_TRACE_STEP_TID, "ts", ts_us(s->start_ns, t0), "dur",
+                              pid_of(in->step_rank[i]), "tid", ZB_TRACE_STEP_TID, "ts", ts_us(s->start_ns, t0), "dur",
                               (double)(s->end_ns - s->start_ns) / 1e3);
         json_t *args = json_pack("{s:i,s:s}", "step", s->index, "phase", s->warmup ? "warm-up" : "measured");
         json_object_set_new(args, "mode", p ? json_string(p->mode) : json_null());
@@ -185,7 +193,7 @@ static const char *add_last_arrivals(json_t *events, const zb_trace_export_input
         for (int r = 0; r < n; r++) {
             const zb_trace_record *rec = &in->records[idx[first[r] + k]];
             json_t *e = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:f}", "name", "last arrival", "cat", "arrival", "ph",
-                                  "i", "s", "t", "pid", r, "tid", rec->stream, "ts", ts_us(hi, t0));
+                                  "i", "s", "t", "pid", pid_of(r), "tid", tid_of(rec->stream), "ts", ts_us(hi, t0));
             json_t *args = json_pack("{s:s,s:s,s:i,s:i,s:f}", "coll", rec->coll, "op", rec->label, "unit", rec->unit,
                                      "last_rank", last_rank, "arrival_skew_us", (double)(hi - lo) / 1e3);
             json_object_set_new(args, "step", step_or_null(step_at(in, ix, r, rec->start_ns)));
@@ -214,13 +222,14 @@ static void add_memory(json_t *events, const zb_trace_export_input *in, int64_t 
             json_t *into = (t->mem_host_mask & (1u << k)) ? host : dev;
             json_object_set_new(into, t->mem_tag_names[k], json_integer((json_int_t)m->live_bytes[k]));
         }
-        json_t *e = json_pack("{s:s,s:s,s:i,s:f}", "name", "live memory", "ph", "C", "pid", in->mem_rank[i], "ts",
-                              ts_us(m->time_ns, t0));
+        int pid = pid_of(in->mem_rank[i]);
+        json_t *e = json_pack("{s:s,s:s,s:i,s:i,s:f}", "name", "live memory", "ph", "C", "pid", pid, "tid", pid,
+                              "ts", ts_us(m->time_ns, t0));
         json_object_set_new(e, "args", dev);
         json_array_append_new(events, e);
         if (host_used) {
-            e = json_pack("{s:s,s:s,s:i,s:f}", "name", "live host memory", "ph", "C", "pid", in->mem_rank[i], "ts",
-                          ts_us(m->time_ns, t0));
+            e = json_pack("{s:s,s:s,s:i,s:i,s:f}", "name", "live host memory", "ph", "C", "pid", pid, "tid", pid,
+                          "ts", ts_us(m->time_ns, t0));
             json_object_set_new(e, "args", host);
             json_array_append_new(events, e);
         } else {

@@ -1,6 +1,10 @@
 /* The events of the Chrome trace (docs/design.md §7), built on rank 0 from
  * every rank's gathered trace, already on rank 0's clock (trace_export.c):
- *   - processes "rank R on HOST" (pid R), threads named after the streams;
+ *   - processes "rank R on HOST" (pid R + 1), threads named after the
+ *     streams (tid = stream id + 1), each with its sort index; no id is 0,
+ *     which Perfetto's importer would rewrite (an explicit tid 0 becomes
+ *     the pid), and a tid names the same track in every process (importers
+ *     name threads by tid alone);
  *   - one complete event per record, its args carrying unit, op, kind,
  *     bytes, flops, the collective and its step (null outside any step),
  *     and the step's mode and stage when the trace holds several runs;
@@ -9,7 +13,7 @@
  *   - each collective instance's last arrival as an instant event on every
  *     rank's track of that collective (the latest start over ranks);
  *   - live memory as counter events per rank ("live memory": one series
- *     per device tag; host tags on "live host memory");
+ *     per device tag; host tags on "live host memory"), on every backend;
  *   - otherData: which steps were written and which left out, per phase. */
 #ifndef ZB_TRACE_EVENTS_H
 #define ZB_TRACE_EVENTS_H
@@ -23,7 +27,12 @@ extern "C" {
 #endif
 
 #define ZB_TRACE_HOST_MAX 64
-/* The steps track's tid: above any stream id (CUPTI's foreign streams start at 100). */
+/* pid = rank + ZB_TRACE_PID_BASE, tid = stream id + ZB_TRACE_TID_BASE: ids
+ * of 1 and up (see above). A process's own events (names, counters) carry
+ * tid = pid, the importers' default. */
+#define ZB_TRACE_PID_BASE 1
+#define ZB_TRACE_TID_BASE 1
+/* The steps track's tid: above any stream's (CUPTI's foreign streams start at 100). */
 #define ZB_TRACE_STEP_TID 1000000
 
 typedef struct zb_trace_export_input {

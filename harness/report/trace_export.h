@@ -1,6 +1,6 @@
 /* Writes every rank's trace as one Chrome trace-event JSON file (opens in
- * Perfetto and chrome://tracing): pid = rank ("rank R on HOST"), tid =
- * stream, ts/dur in microseconds from the earliest event; the steps marked
+ * Perfetto and chrome://tracing): pid = rank + 1 ("rank R on HOST"), tid =
+ * stream + 1 (no id 0: trace_events.h), ts/dur in microseconds from the earliest event; the steps marked
  * as slices on a track of their own, every op's args with its step, each
  * collective's last arrival, live memory as counters (trace_events.h,
  * docs/design.md §7).

@@ -144,7 +144,11 @@ void zb_trace_mark_step(zb_trace *t, int phase, int index, bool warmup, int64_t 
 
 void zb_trace_mem_sample_add(zb_trace *t, const size_t *live_bytes, int n_tags) {
     if (!t || !t->enabled) return;
-    int64_t now = zb_now_ns();
+    zb_trace_mem_sample_at(t, zb_now_ns(), live_bytes, n_tags);
+}
+
+void zb_trace_mem_sample_at(zb_trace *t, int64_t now, const size_t *live_bytes, int n_tags) {
+    if (!t || !t->enabled) return;
     pthread_mutex_lock(&t->lock);
     if (t->n_mem == t->cap_mem) {
         size_t cap = t->cap_mem ? t->cap_mem * 2 : 256;

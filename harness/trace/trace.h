@@ -174,6 +174,9 @@ void zb_trace_mark_step(zb_trace *t, int phase, int index, bool warmup, int64_t 
  * A no-op when t is NULL or tracing is off. Called by the memory accounting
  * under its own lock, so samples are in order. */
 void zb_trace_mem_sample_add(zb_trace *t, const size_t *live_bytes, int n_tags);
+/* The same at time_ns: a device with a clock of its own (the sim's virtual
+ * time, which its records use) samples on that clock. */
+void zb_trace_mem_sample_at(zb_trace *t, int64_t time_ns, const size_t *live_bytes, int n_tags);
 
 /* The indices of the collective records (coll set) of `rank` in recs[0..n)
  * that start inside [t0_ns, t1_ns], in issue order (seq), into idx (room

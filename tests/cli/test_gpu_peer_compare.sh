@@ -42,7 +42,7 @@ python3 - "$D/trace.json" <<'PY'
 import json, sys
 ev = []
 def op(name, mode, step, unit, dur, flops):
-    ev.append({"ph": "X", "name": name, "dur": dur, "pid": 0,
+    ev.append({"ph": "X", "name": name, "dur": dur, "pid": 1, "tid": 1,  # rank 0, stream 0 (ids from 1)
                "args": {"mode": mode, "step": step, "unit": unit, "flops": flops}})
 for name, fl in (("fwd.attention", 1024.0), ("bwd.attention", 2048.0)):
     # a call's first record may carry no FLOPs (cuDNN's 4-byte copy)

@@ -3,7 +3,7 @@
 # BLAS columns and JSON fields; a 2-rank reduce-scatter with --compare-direct:
 # the plain MPI baseline is the better of blocking and non-blocking) write JSON (zerobench/1 schema, meta
 # and one run per size and placement), CSV (the same rows) and a Chrome trace
-# (pid = rank, tid = stream, comm records with bytes), and print a table
+# (pid = rank + 1, tid = stream + 1, comm records with bytes), and print a table
 # whose sizes and bandwidths agree with the JSON; a one-rank collective says
 # its busbw is 0 by definition.
 set -u
@@ -47,7 +47,7 @@ check(len(rows) == 6, "csv rows")
 check(rows and float(rows[0]["metrics.busbw_gbps"]) == runs[0]["metrics"]["busbw_gbps"], "csv matches json")
 t = json.load(open(f"{d}/ag.trace.json"))
 ev = [e for e in t["traceEvents"] if e.get("ph") == "X"]
-check({e["pid"] for e in ev} == {0, 1}, "trace has both ranks")
+check({e["pid"] for e in ev} == {1, 2}, "trace has both ranks (pid = rank + 1)")
 comm = [e for e in ev if e["cat"] == "comm" and e["name"] == "allgather"]
 check(len(comm) > 0 and all(e["args"]["bytes"] > 0 for e in comm), "comm records with bytes")
 check(all(e["dur"] >= 0 for e in ev), "durations")

@@ -78,7 +78,7 @@ static void event_of(json_t *doc, int r, double *start_ns, double *end_ns) {
     for (size_t i = 0; i < json_array_size(events); i++) {
         json_t *e = json_array_get(events, i);
         const char *ph = json_string_value(json_object_get(e, "ph"));
-        if (!ph || strcmp(ph, "X") != 0 || json_integer_value(json_object_get(e, "pid")) != r) continue;
+        if (!ph || strcmp(ph, "X") != 0 || json_integer_value(json_object_get(e, "pid")) != r + 1) continue; /* pid = rank + 1 */
         double ts = json_number_value(json_object_get(e, "ts")), dur = json_number_value(json_object_get(e, "dur"));
         *start_ns = ts * 1e3;
         *end_ns = (ts + dur) * 1e3;

@@ -81,7 +81,7 @@ check([ranks[r]["node"] for r in sorted(ranks)] == [0, 0, 1, 1], "skew: node of 
 first = {}
 for e in sorted((e for e in trace["traceEvents"] if e.get("ph") == "X" and e["name"] == "allgather.fwd"),
                 key=lambda e: e["ts"]):
-    first.setdefault(e["pid"], e)
+    first.setdefault(e["pid"] - 1, e)  # pid = rank + 1
 check(sorted(first) == [0, 1, 2, 3], f"skew: ranks with an all-gather: {sorted(first)}")
 if sorted(first) == [0, 1, 2, 3] and len(ranks) == 4:
     max_unc = max(e["uncertainty_ns"] for e in ranks.values())

@@ -59,26 +59,30 @@ def intersect(a, b):
 def load(name):
     doc = json.load(open(f"{d}/{name}"))  # valid JSON, or the test stops here
     ev = doc["traceEvents"]
+    # Ids from 1 (Perfetto reads an explicit tid 0 as the pid): pid = rank + 1.
+    check(all(e["pid"] >= 1 and e["tid"] >= 1 for e in ev), f"{name}: every pid and tid is 1 or more")
+    for e in ev:
+        e["rank"] = e["pid"] - 1
     steps = [e for e in ev if e["ph"] == "X" and e.get("cat") == "step"]
     ops = [e for e in ev if e["ph"] == "X" and e.get("cat") != "step"]
     return doc, ev, steps, ops
 
-def step_of(steps, pid, mode, idx):
-    m = [s for s in steps if s["pid"] == pid and s["args"]["mode"] == mode and s["args"]["step"] == idx]
+def step_of(steps, rank, mode, idx):
+    m = [s for s in steps if s["rank"] == rank and s["args"]["mode"] == mode and s["args"]["step"] == idx]
     return m[0] if len(m) == 1 else None
 
 # ---- --mode both, every step written ----
 doc, ev, steps, ops = load("all.json")
 res = json.load(open(f"{d}/all.res.json"))["runs"]
 names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
-check(names == {0: f"rank 0 on {host}", 1: f"rank 1 on {host}"}, f"process names {names}")
-check({e["pid"] for e in ev if e["ph"] != "M"} == {0, 1}, "pids are the ranks")
-tnames = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+check(names == {1: f"rank 0 on {host}", 2: f"rank 1 on {host}"}, f"process names {names}")
+check({e["pid"] for e in ev if e["ph"] != "M"} == {1, 2}, "pids are the ranks + 1")
+tnames = {(e["rank"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
 check({tnames.get((p, STEP_TID)) for p in (0, 1)} == {"steps"}, "a steps track per rank")
 check({e["tid"] for e in ops} <= {t for (p, t) in tnames} - {STEP_TID}, "every op's tid is a named stream")
 check(all(s["tid"] == STEP_TID for s in steps), "step slices on the steps track")
 want = {(p, m, i) for p in (0, 1) for m in ("sync", "prefetch") for i in range(1, 5)}
-got = {(s["pid"], s["args"]["mode"], s["args"]["step"]) for s in steps}
+got = {(s["rank"], s["args"]["mode"], s["args"]["step"]) for s in steps}
 check(got == want and len(steps) == len(want), f"step slices: {sorted(got)}")
 check(all(s["args"]["stage"] == 3 for s in steps), "stage in the step args")
 check(all((s["args"]["phase"] == "warm-up") == (s["args"]["step"] == 1) for s in steps), "step 1 is the warm-up")
@@ -90,7 +94,7 @@ mode_of = {}
 bad = 0
 for o in ops:
     st = o["args"].get("step", "missing")
-    holders = [s for s in steps if s["pid"] == o["pid"] and s["ts"] <= o["ts"] <= s["ts"] + s["dur"]]
+    holders = [s for s in steps if s["rank"] == o["rank"] and s["ts"] <= o["ts"] <= s["ts"] + s["dur"]]
     if st is None:
         bad += len(holders) > 0
         continue
@@ -104,26 +108,26 @@ check(sum(1 for o in ops if o["args"].get("step") is not None) > 0.95 * len(ops)
 # Live memory: counters per rank, one series per device tag; the param
 # shard's value inside a step equals the run's peak (allocated once).
 mem = [e for e in ev if e["ph"] == "C" and e["name"] == "live memory"]
-check({e["pid"] for e in mem} == {0, 1}, "a live-memory counter per rank")
+check({e["rank"] for e in mem} == {0, 1}, "a live-memory counter per rank")
 for p in (0, 1):
     s2 = step_of(steps, p, "sync", 2)
-    before = [e for e in mem if e["pid"] == p and e["ts"] <= s2["ts"]]
+    before = [e for e in mem if e["rank"] == p and e["ts"] <= s2["ts"]]
     check(before and before[-1]["args"].get("param_shard") ==
           res[0]["metrics"]["peak_mem_by_tag_bytes"]["param_shard"], f"rank {p}: live param_shard in step 2")
 # Last arrivals: an instant per rank and collective record, at the latest start over ranks.
 inst = [e for e in ev if e["ph"] == "i" and e["name"] == "last arrival"]
-colls = {p: sorted([o for o in ops if o["pid"] == p and "coll" in o["args"]], key=lambda o: o["ts"]) for p in (0, 1)}
+colls = {p: sorted([o for o in ops if o["rank"] == p and "coll" in o["args"]], key=lambda o: o["ts"]) for p in (0, 1)}
 check(len(colls[0]) == len(colls[1]) > 0 and len(inst) == 2 * len(colls[0]), "one last-arrival instant per rank and collective")
 for a, b in zip(colls[0], colls[1]):
     last = max(a["ts"], b["ts"])
-    if not any(abs(i["ts"] - last) < 1e-3 and i["pid"] == 0 for i in inst):
+    if not any(abs(i["ts"] - last) < 1e-3 and i["rank"] == 0 for i in inst):
         check(False, f"no last-arrival instant at {last}")
         break
 
 # Overlap from the slices, per rank and measured step, against the report.
 def figures(p, s, mode):
     lo, hi = s["ts"], s["ts"] + s["dur"]
-    mine = [o for o in ops if o["pid"] == p and mode_of.get(id(o)) == mode and o["args"]["step"] == s["args"]["step"]]
+    mine = [o for o in ops if o["rank"] == p and mode_of.get(id(o)) == mode and o["args"]["step"] == s["args"]["step"]]
     clip = lambda o: [max(lo, o["ts"]), min(hi, o["ts"] + o["dur"])]
     M = union([clip(o) for o in mine if o["cat"] == "comm"])
     C = union([clip(o) for o in mine if o["cat"] == "compute"])
@@ -138,7 +142,7 @@ for r in res:
     per = {p: {k: [] for k in vals} for p in (0, 1)}
     for i in range(2, 5):
         sl = {p: step_of(steps, p, mode, i) for p in (0, 1)}
-        cs = {p: sorted([o for o in ops if o["pid"] == p and mode_of.get(id(o)) == mode and o["args"]["step"] == i
+        cs = {p: sorted([o for o in ops if o["rank"] == p and mode_of.get(id(o)) == mode and o["args"]["step"] == i
                          and "coll" in o["args"]], key=lambda o: o["ts"]) for p in (0, 1)}
         for p in (0, 1):
             M, C, inter = figures(p, sl[p], mode)
@@ -182,7 +186,7 @@ run0 = ts["runs"][0]
 check(len(ts["runs"]) == 1 and run0["written"] == "2-11" and run0["left_out"] == ["1", "12-13"],
       f"default written {run0}")
 check(ts["rule"].startswith("default"), f"rule {ts['rule']}")
-check({(s["pid"], s["args"]["step"]) for s in steps} == {(p, i) for p in (0, 1) for i in range(2, 12)}, "default step slices")
+check({(s["rank"], s["args"]["step"]) for s in steps} == {(p, i) for p in (0, 1) for i in range(2, 12)}, "default step slices")
 check(all(o["args"]["step"] in range(2, 12) for o in ops if o["args"].get("step") is not None), "no op of a left-out step")
 check(all(s["args"]["mode"] not in s["name"] for s in steps), "one mode: step names without it")
 check(all("mode" not in o["args"] for o in ops), "one run: ops without mode and stage")

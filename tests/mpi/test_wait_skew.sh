@@ -65,7 +65,7 @@ for r in runs:
     check(abs(w[0]["transfer_ms"] - w[1]["transfer_ms"]) < 0.5 * n_coll * D,
           f"{mode}: transfer per step rank 0 {w[0]['transfer_ms']} ms, rank 1 {w[1]['transfer_ms']} ms")
 tr = json.load(open(f"{d}/d.trace.json"))
-inst = [e for e in tr["traceEvents"] if e["ph"] == "i" and e["name"] == "last arrival" and e["pid"] == 0
+inst = [e for e in tr["traceEvents"] if e["ph"] == "i" and e["name"] == "last arrival" and e["pid"] == 1  # rank 0
         and e["args"]["step"] is not None and e["args"]["step"] > 1]
 check(len(inst) > 0, "last-arrival instants in the measured steps")
 late = [e for e in inst if e["args"]["last_rank"] == 1 and 0.5 * D <= e["args"]["arrival_skew_us"] / 1e3 <= 2.5 * D]

@@ -17,6 +17,16 @@ static bool in_region(const sim_device *d, const void *p) {
     return (const char *)p >= d->region && (const char *)p < d->region + d->region_bytes;
 }
 
+/* Live memory into the trace's counter, at the host's virtual time (the
+ * records' clock): the accounting's own sampling would read the wall clock. */
+static void sample_memory(sim_device *d) {
+    zb_trace *t = d->base.cfg.trace;
+    if (!t || !t->enabled) return;
+    zb_mem_stats s;
+    zb_mem_account_stats(&d->acct, &s);
+    zb_trace_mem_sample_at(t, d->host_ns, s.live_bytes, ZB_MEM_TAG_COUNT);
+}
+
 /* ---- memory ---------------------------------------------------------------- */
 
 static zb_status sim_alloc(zb_device *zd, size_t n_bytes, zb_mem_tag tag, void **out) {
@@ -35,6 +45,7 @@ static zb_status sim_alloc(zb_device *zd, size_t n_bytes, zb_mem_tag tag, void *
     }
     void *p = d->region + d->next;
     ZB_TRY(zb_mem_account_add(&d->acct, p, n_bytes, tag));
+    sample_memory(d);
     size_t span = n_bytes ? n_bytes : 1;
     d->next += (span + SIM_ALIGN - 1) / SIM_ALIGN * SIM_ALIGN;
     *out = p;
@@ -45,6 +56,7 @@ static void sim_free(zb_device *zd, void *p) {
     sim_device *d = sim_dev(zd);
     if (!p) return;
     if (zb_mem_account_remove(&d->acct, p, NULL, NULL) != ZB_OK) return;
+    sample_memory(d);
     /* Nothing live: the range starts over (engines come and go in one run). */
     if (zb_mem_account_count(&d->acct) == 0) d->next = 0;
 }
@@ -255,6 +267,7 @@ zb_status zb_device_sim_create(const zb_device_config *cfg, zb_device **out) {
         return st;
     }
     if (cfg->trace) cfg->trace->virtual_time = true;
+    zb_mem_trace_names(cfg->trace); /* the live-memory counter's series */
     st = reserve(d);
     if (st != ZB_OK) {
         sim_destroy(&d->base);
