@@ -18,6 +18,8 @@
 export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
 export OMPI_MCA_rmaps_base_oversubscribe="${OMPI_MCA_rmaps_base_oversubscribe:-1}"
+# Outside CTest too, no test reads or writes the user's peak cache.
+export ZB_PEAK_CACHE="${ZB_PEAK_CACHE:-off}"
 ZB_TESTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export PYTHONPATH="$ZB_TESTS_DIR${PYTHONPATH:+:$PYTHONPATH}"
 fail=0

@@ -26,6 +26,7 @@ const char *zb_verdict_name(zb_verdict v) {
     case ZB_VERDICT_REGRESSION: return "REGRESSION";
     case ZB_VERDICT_NOISE: return "noise";
     case ZB_VERDICT_NOT_MEASURED: return "n/m";
+    case ZB_VERDICT_NOT_COMPARABLE: return "not comparable (different peaks)";
     }
     return "?";
 }
@@ -251,18 +252,27 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
                                                       : "new");
         }
         const json_t *bm = json_object_get(p->base_run, "metrics"), *nm = json_object_get(p->new_run, "metrics");
+        /* MFU against one peak and MFU against another are not one measure. */
+        char peaks[sizeof r->peak_note];
+        bool other_peak = zb_compare_peaks_differ(base, p->base_run, nw, p->new_run, peaks, sizeof peaks);
+        if (other_peak && !r->peak_note[0]) snprintf(r->peak_note, sizeof r->peak_note, "%s", peaks);
         for (size_t k = 0; k < n_metrics; k++) {
             const zb_metric_def *m = zb_metric_at((int)k);
             if (!json_object_get(bm, m->key) && !json_object_get(nm, m->key)) continue;
             zb_cmp_row *row = &r->rows[r->n_rows++];
             row->pair = r->n_pairs;
             zb_compare_judge(m, tolerance_of(tol, n_tol, m), bm, nm, row);
+            if (other_peak && zb_metric_against_peak(m) && row->verdict != ZB_VERDICT_NOT_MEASURED) {
+                row->verdict = ZB_VERDICT_NOT_COMPARABLE;
+            }
+            r->n_not_comparable += row->verdict == ZB_VERDICT_NOT_COMPARABLE;
             r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;
             r->n_noise += row->verdict == ZB_VERDICT_NOISE;
             r->n_better += row->verdict == ZB_VERDICT_BETTER;
         }
         r->n_pairs++;
     }
+    if (s == ZB_OK) zb_compare_blas_cores(base, nw, r->blas_note, sizeof r->blas_note);
     if (s == ZB_OK) s = list_unmatched(br, used_b, &r->only_base, &r->n_only_base);
     if (s == ZB_OK) s = list_unmatched(nr, used_n, &r->only_new, &r->n_only_new);
     free(pair);

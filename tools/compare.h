@@ -20,7 +20,8 @@ typedef enum zb_verdict {
     ZB_VERDICT_BETTER,     /* improved beyond tolerance */
     ZB_VERDICT_REGRESSION, /* worse beyond tolerance and outside the spread */
     ZB_VERDICT_NOISE,      /* worse beyond tolerance, inside a run's min-max spread */
-    ZB_VERDICT_NOT_MEASURED /* null or absent in one of the runs: not judged */
+    ZB_VERDICT_NOT_MEASURED, /* null or absent in one of the runs: not judged */
+    ZB_VERDICT_NOT_COMPARABLE /* against the peak (MFU, % of peak), the runs' peaks differ: not judged */
 } zb_verdict;
 
 const char *zb_verdict_name(zb_verdict v);
@@ -51,7 +52,9 @@ typedef struct zb_cmp_result {
     size_t n_rows;
     char **only_base, **only_new; /* labels of unmatched runs */
     size_t n_only_base, n_only_new;
-    size_t n_regressions, n_noise, n_better;
+    size_t n_regressions, n_noise, n_better, n_not_comparable;
+    char peak_note[640]; /* the first pair whose peaks differ, both named; "" none */
+    char blas_note[192]; /* the BLAS cores, when they differ; "" none */
 } zb_cmp_result;
 
 /* Judges metric m of one pair of runs' metrics objects with tolerance `tol`
@@ -60,6 +63,15 @@ typedef struct zb_cmp_result {
  * the base run's min-max spread or the base value inside the new run's. */
 void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
                       const json_t *new_metrics, zb_cmp_row *row);
+
+/* compare_peak.c. True when the two runs were measured against different
+ * peaks (meta.peak's figure or basis, else the runs' peak_source), with a
+ * line naming both into `line`; false (line "") when equal or unknown. */
+bool zb_compare_peaks_differ(const json_t *base_doc, const json_t *base_run, const json_t *new_doc,
+                             const json_t *new_run, char *line, size_t n);
+/* A line naming the two documents' BLAS cores (meta.blas_core.ran) when
+ * they differ, else "". */
+void zb_compare_blas_cores(const json_t *base_doc, const json_t *new_doc, char *line, size_t n);
 
 /* A metric's tolerance given on the command line (--tolerance KEY=X). */
 typedef struct zb_cmp_tolerance {

@@ -82,12 +82,16 @@ static void summary_line(const zb_cmp_result *r, sbuf *b) {
     sb_printf(b, "%zu regression(s), %zu inside the runs' spread (noise), %zu better, in %zu comparison(s) of %zu "
                  "matched run(s)",
               r->n_regressions, r->n_noise, r->n_better, r->n_rows, r->n_pairs);
+    if (r->n_not_comparable) sb_printf(b, "; %zu not comparable (different peaks)", r->n_not_comparable);
 }
 
 static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
     sb_printf(b, "# zerobench compare: BASE %s, NEW %s: %zu matched run(s)\n", r->base_path, r->new_path, r->n_pairs);
     sb_printf(b, "# change: %% of the base value (pp: points of a percentage); noise: worse than the tolerance "
                  "but inside a run's min-max spread\n");
+    /* Said before the table: what its MFU and times rest on differs. */
+    if (r->peak_note[0]) sb_printf(b, "# %s\n", r->peak_note);
+    if (r->blas_note[0]) sb_printf(b, "# %s\n", r->blas_note);
     zb_table *t = zb_table_new();
     if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     const char *heads[] = {"run", "metric", "unit", "base", "new", "change", "tolerance", "verdict"};
@@ -150,6 +154,13 @@ static zb_status render_markdown(const zb_cmp_result *r, sbuf *b) {
     sb_printf(b, "`: %s", r->n_regressions ? "**" : "");
     summary_line(r, b);
     sb_printf(b, "%s.\n\n", r->n_regressions ? "**" : "");
+    const char *notes[] = {r->peak_note, r->blas_note};
+    for (int i = 0; i < 2; i++) {
+        if (!notes[i][0]) continue;
+        sb_printf(b, "> ");
+        md_cell(b, notes[i]);
+        sb_printf(b, "\n\n");
+    }
     sb_printf(b, "| run | metric | base | new | change | tolerance | verdict |\n");
     sb_printf(b, "|---|---|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < r->n_rows; i++) {

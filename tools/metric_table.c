@@ -52,6 +52,10 @@ const zb_metric_def *zb_metric_find(const char *key) {
     return NULL;
 }
 
+bool zb_metric_against_peak(const zb_metric_def *m) {
+    return m && (!strcmp(m->key, "mfu_pct") || !strcmp(m->key, "hfu_pct") || !strcmp(m->key, "pct_peak"));
+}
+
 void zb_metric_names(char *out, size_t n) {
     size_t used = 0;
     if (n) out[0] = '\0';

@@ -29,6 +29,9 @@ typedef struct zb_metric_def {
 const zb_metric_def *zb_metric_find(const char *key);
 /* The i-th definition (table order), or NULL past the end. */
 const zb_metric_def *zb_metric_at(int i);
+/* True for the metrics measured against a FLOP peak (mfu_pct, hfu_pct,
+ * pct_peak): compare judges them only between runs with the same peak. */
+bool zb_metric_against_peak(const zb_metric_def *m);
 /* The judged keys joined by ", " (for "accepted: ..." messages). */
 void zb_metric_names(char *out, size_t n);
 

@@ -33,7 +33,9 @@ static const opt_spec opt_common[] = {
     {"comm", 0, ZB_OPT_TEXT, F(comm), 0, 0, "comm backend: auto (nccl on cuda, mpi on cpu)"},
     {"hw", 0, ZB_OPT_TEXT, F(hw), 0, 0, "hardware profile (profiles/hw/NAME.json) for peak figures"},
     {"peak-gflops", 0, ZB_OPT_REAL, F(peak_gflops), 1e-3, 1e12,
-     "peak GFLOP/s per rank for %-of-peak and MFU (default: profile, or measured on cpu)"},
+     "peak GFLOP/s per rank for %-of-peak and MFU (default: profile, or on cpu the host's measurement, cached)"},
+    {"peak-measure", 0, ZB_OPT_FLAG, F(peak_measure), 0, 0,
+     "cpu: time the FMA peak again and replace the host's cached figure (ZB_PEAK_CACHE; off: no cache)"},
     {"threads", 0, ZB_OPT_INT, F(threads), 1, 4096, "BLAS threads per rank (default: cores / ranks per node)"},
     {"malloc-keep", 0, ZB_OPT_ONOFF, F(malloc_keep), 0, 0,
      "on: glibc keeps freed memory (no mmap for big blocks, no trim), off: glibc defaults"},
@@ -154,6 +156,11 @@ static zb_status check_combination(zb_config *cfg, const zb_bench *bench, const 
     }
     if (cfg->emulate_nodes && cfg->nodes == 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "--emulate-nodes needs --nodes N");
+    }
+    /* --peak-gflops replaces the measurement: timing it would be for nothing. */
+    if (cfg->peak_measure && cfg->peak_gflops > 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--peak-measure: not with --peak-gflops %g, which replaces the measured peak",
+                       cfg->peak_gflops);
     }
     /* Every backend the registry knows, built here or not: one not built
      * says so when the run resolves it. */

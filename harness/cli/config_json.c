@@ -34,6 +34,7 @@ json_t *zb_config_to_json(const zb_config *cfg) {
     /* --hw as given; main replaces it with the profile in use. */
     json_object_set_new(o, "hw", cfg->hw[0] ? json_string(cfg->hw) : json_null());
     json_object_set_new(o, "peak_gflops", json_real(cfg->peak_gflops));
+    json_object_set_new(o, "peak_measure", json_boolean(cfg->peak_measure));
     json_object_set_new(o, "threads", json_integer((json_int_t)cfg->threads));
     json_object_set_new(o, "blas_core", json_string(cfg->blas_core));
     json_object_set_new(o, "malloc_keep", json_boolean(cfg->malloc_keep));

@@ -20,11 +20,13 @@
 #include "clock_sync.h"
 #include "config_agree.h"
 #include "config_json.h"
+#include "escape.h"
 #include "launch.h"
 #include "meta.h"
 #include "mpi_wait.h"
 #include "out_path.h"
 #include "registry.h"
+#include "peak_cache.h"
 #include "peak_node.h"
 #include "test_hook.h"
 #include "tool.h"
@@ -133,8 +135,11 @@ static int relaunch(const zb_config *cfg, int argc, char **argv) {
 }
 
 /* The peak in the dtype the benchmark computes in (its entry says); a
- * measured one is the node's (zb_peak_measure_node), taken before setup. */
-static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm) {
+ * measured one is the node's (zb_peak_measure_node), taken before setup or
+ * reused from the host's cache. `basis` is what the figure rests on, the
+ * same for every run that reuses one measurement, so that compare can tell
+ * runs measured against one peak from runs measured against two. */
+static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm, char *basis, size_t n) {
     const zb_config *cfg = ctx->cfg;
     bool bf16 = ctx->bench->peak_dtype(cfg, ctx->backends.device->default_param_dtype) == ZB_DTYPE_BF16;
     if (cfg->peak_gflops > 0) {
@@ -142,10 +147,14 @@ static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm) {
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
     } else if (pm->measured) {
         ctx->peak_flops = pm->best_gflops * 1e9 * ctx->blas_threads;
+        char when[128];
+        if (pm->cached) snprintf(when, sizeof when, "cached measurement of %s on host %s", pm->date, pm->host);
+        else snprintf(when, sizeof when, "measured once on node %d before work", pm->node);
         snprintf(ctx->peak_source, sizeof ctx->peak_source,
-                 "measured once on node %d before work: %s FMA loop, best of %d runs %.1f (min %.1f, "
-                 "median %.1f) GFLOP/s per core x %d thread(s)", pm->node, pm->isa, pm->runs,
-                 pm->best_gflops, pm->min_gflops, pm->median_gflops, ctx->blas_threads);
+                 "%s: %s FMA loop, best of %d runs %.1f (min %.1f, median %.1f) GFLOP/s per core x %d thread(s)",
+                 when, pm->isa, pm->runs, pm->best_gflops, pm->min_gflops, pm->median_gflops, ctx->blas_threads);
+        snprintf(basis, n, "measurement of %s on host %s x %d thread(s)", pm->date, pm->host, ctx->blas_threads);
+        return;
     } else {
         /* A device shared by several ranks: each rank's share of its peak,
          * so MFU is against the GPUs the job has, not n whole GPUs. */
@@ -160,6 +169,37 @@ static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm) {
             snprintf(ctx->peak_source, sizeof ctx->peak_source, "unknown: pass --hw or --peak-gflops");
         }
     }
+    snprintf(basis, n, "%s", ctx->peak_source);
+}
+
+/* The meta's "peak": the per-rank figure used, its source and its basis
+ * (compare judges MFU and % of peak only between runs with equal ones). */
+static json_t *peak_json(const zb_bench_ctx *ctx, const char *basis) {
+    json_t *o = json_object();
+    json_object_set_new(o, "gflops_per_rank", ctx->peak_flops > 0 ? json_real(ctx->peak_flops / 1e9) : json_null());
+    json_object_set_new(o, "source", json_string(ctx->peak_source));
+    json_object_set_new(o, "basis", json_string(basis));
+    return o;
+}
+
+/* Rank 0: where a measured peak came from and what became of the cache. */
+static void print_peak_cache(const zb_bench_ctx *ctx, const zb_peak_measure *pm) {
+    if (!ctx->out || !pm->measured) return;
+    char path[PATH_MAX], shown[PATH_MAX + 64] = "the host's peak cache";
+    bool cache = zb_peak_cache_path(pm->host, path, sizeof path);
+    if (cache) zb_escape(path, 0, shown, sizeof shown);
+    const char *env = getenv(ZB_PEAK_CACHE_ENV);
+    if (pm->cached) {
+        fprintf(ctx->out, "# peak: the cached measurement of %s from %s (--peak-measure times it again)\n",
+                pm->date, shown);
+    } else if (pm->stored) {
+        fprintf(ctx->out, "# peak: measured now and cached in %s: later runs on this host reuse it\n", shown);
+    } else if (!cache) {
+        bool off = env && !strcmp(env, "off");
+        fprintf(ctx->out, "# peak: measured now, not cached (%s)\n",
+                off ? ZB_PEAK_CACHE_ENV "=off" : "no cache path: set HOME or " ZB_PEAK_CACHE_ENV);
+    }
+    if (pm->note[0]) fprintf(ctx->out, "# peak: %s\n", pm->note);
 }
 
 /* A simulated device backend (the sim) named by --backend: --nodes and
@@ -362,7 +402,9 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
     zb_peak_measure pm;
     memset(&pm, 0, sizeof pm);
     bool measure = ctx.bench->peak_dtype && cfg->peak_gflops <= 0 && ctx.hw.fp32_flops_measure;
-    if (st == ZB_OK) st = zb_peak_measure_node(&ctx.topo, ctx.backends.device, measure, cfg->timeout_s, &pm);
+    if (st == ZB_OK) {
+        st = zb_peak_measure_node(&ctx.topo, ctx.backends.device, measure, cfg->peak_measure, cfg->timeout_s, &pm);
+    }
     if (st == ZB_OK) st = setup_backends(&ctx, &trace);
     /* Who shares a device: the memory checks and the peak take each rank's share. */
     if (st == ZB_OK) st = zb_bench_find_device_sharing(&ctx);
@@ -382,8 +424,13 @@ static int run_in_job(const zb_config *cfg, const zb_hw_profile *hw, int argc, c
         json_object_set_new(zb_report_meta(ctx.report), "blas_core", zb_blas_core_json(&blas_core));
         json_object_set_new(zb_report_meta(ctx.report), "peak_measure", zb_peak_measure_json(&pm));
     }
-    if (st == ZB_OK && ctx.bench->peak_dtype) set_peak(&ctx, &pm);
+    if (st == ZB_OK && ctx.bench->peak_dtype) {
+        char basis[384];
+        set_peak(&ctx, &pm, basis, sizeof basis);
+        json_object_set_new(zb_report_meta(ctx.report), "peak", peak_json(&ctx, basis));
+    }
     if (st == ZB_OK) st = print_header(&ctx);
+    if (st == ZB_OK) print_peak_cache(&ctx, &pm);
     if (st == ZB_OK) st = ctx.bench->run(&ctx);
     if (st == ZB_OK) st = write_outputs(&ctx, &trace, &sync);
     /* Bad input and a non-finite loss are found alike on every rank: end

@@ -6,7 +6,12 @@
  * rank between runs here), and MFU with it. Now local rank 0 of each node
  * times it before any rank has created its device or started work, while
  * the node's other ranks sleep; the best of the runs is every rank's on
- * that node, and the spread (min, median, max) goes into the JSON meta. */
+ * that node, and the spread (min, median, max) goes into the JSON meta.
+ *
+ * Pinned: local rank 0 first looks in its host's peak cache
+ * (peak_cache.h) and reuses a valid record instead of timing; a fresh
+ * measurement (none cached, or `fresh`: --peak-measure) is written there
+ * for later runs. A slower BLAS kernel therefore never moves the peak. */
 #ifndef ZB_PEAK_NODE_H
 #define ZB_PEAK_NODE_H
 
@@ -32,19 +37,27 @@ typedef struct zb_peak_measure {
     int node;       /* the node that measured it (this rank's) */
     /* GFLOP/s of one core: the best run (the peak used), and the spread. */
     double best_gflops, min_gflops, median_gflops, max_gflops;
+    bool cached;    /* reused from the host's peak cache, not timed in this run */
+    bool stored;    /* timed in this run and written to the cache */
+    char date[24];  /* when it was timed (UTC, peak_cache.h) */
+    char host[64];  /* the host that timed it */
+    char note[384]; /* a cache ignored or not written, and why; "" none */
 } zb_peak_measure;
 
 /* Collective over MPI_COMM_WORLD: when `measure` is true on the ranks and
- * the device backend can measure, local rank 0 of each node runs the FMA
- * loop ZB_PEAK_RUNS times while the node's other ranks sleep in a bounded
- * wait; every rank gets its node's figures. `measure` must agree on every
- * rank (it comes from the profile every rank loaded). Bounded by timeout_s
- * (ZB_ERR_TIMEOUT naming the rank). */
-zb_status zb_peak_measure_node(const zb_topology *t, const zb_device_backend *dev, bool measure,
+ * the device backend can measure, local rank 0 of each node reuses its
+ * host's cached figure (unless `fresh`) or runs the FMA loop ZB_PEAK_RUNS
+ * times while the node's other ranks sleep in a bounded wait, and caches
+ * it; every rank gets its node's figures. `measure` and `fresh` must agree
+ * on every rank (the profile and flags every rank has). Bounded by
+ * timeout_s (ZB_ERR_TIMEOUT naming the rank). A cache that cannot be read
+ * or written is a note, never a failure. */
+zb_status zb_peak_measure_node(const zb_topology *t, const zb_device_backend *dev, bool measure, bool fresh,
                                double timeout_s, zb_peak_measure *out);
 
 /* The meta's "peak_measure": {isa, runs, node, best/min/median/max
- * _gflops_per_core}, or JSON null when not measured. */
+ * _gflops_per_core, cached, date, host, note}, or JSON null when not
+ * measured. */
 json_t *zb_peak_measure_json(const zb_peak_measure *m);
 
 #ifdef __cplusplus

@@ -125,6 +125,8 @@ typedef struct zb_device_backend {
      * run's rate into runs_gflops (NULL: not kept); *isa names the
      * instructions used. */
     double (*peak_gflops_per_core)(double seconds, int n_runs, double *runs_gflops, const char **isa);
+    /* The *isa peak_gflops_per_core would name, untimed (NULL with it). */
+    const char *(*peak_isa)(void);
 } zb_device_backend;
 
 /* The entry of a backend left out of this build; it keeps its auto

@@ -54,4 +54,5 @@ const zb_device_backend zb_device_backend_cpu = {
     .gemm_float_only_why = "its bf16 GEMM widens to float first",
     .compute_shares_cores = true, /* the kernels, BLAS and MPI's threads all run on the host's cores */
     .peak_gflops_per_core = zb_cpu_peak_gflops_per_core,
+    .peak_isa = zb_cpu_peak_isa,
 };

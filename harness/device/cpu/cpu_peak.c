@@ -73,22 +73,38 @@ static float fma_loop_scalar(int64_t iters) {
 
 volatile float zb_cpu_peak_sink; /* keeps the loops from being optimized away */
 
-double zb_cpu_peak_gflops_per_core(double seconds, int n_runs, double *runs_gflops, const char **isa) {
-    float (*loop)(int64_t) = fma_loop_scalar;
-    double flops_per_iter = 8 * 2;
-    *isa = "scalar";
+/* The widest FMA the CPU has, from its own flags: never the BLAS core
+ * zerobench or OPENBLAS_CORETYPE chose, so the peak is the machine's
+ * whichever kernels run (a slower core must not lower the denominator). */
+static const char *choose_loop(float (**loop)(int64_t), double *flops_per_iter) {
+    *loop = fma_loop_scalar;
+    *flops_per_iter = 8 * 2;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) {
-        loop = fma_loop_avx512;
-        flops_per_iter = ZB_FMA_ACCUMULATORS * 16 * 2;
-        *isa = "avx512f";
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        loop = fma_loop_avx2;
-        flops_per_iter = ZB_FMA_ACCUMULATORS * 8 * 2;
-        *isa = "avx2+fma";
+        *loop = fma_loop_avx512;
+        *flops_per_iter = ZB_FMA_ACCUMULATORS * 16 * 2;
+        return "avx512f";
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        *loop = fma_loop_avx2;
+        *flops_per_iter = ZB_FMA_ACCUMULATORS * 8 * 2;
+        return "avx2+fma";
     }
 #endif
+    return "scalar";
+}
+
+const char *zb_cpu_peak_isa(void) {
+    float (*loop)(int64_t);
+    double flops_per_iter;
+    return choose_loop(&loop, &flops_per_iter);
+}
+
+double zb_cpu_peak_gflops_per_core(double seconds, int n_runs, double *runs_gflops, const char **isa) {
+    float (*loop)(int64_t);
+    double flops_per_iter;
+    *isa = choose_loop(&loop, &flops_per_iter);
     if (n_runs < 1) n_runs = 1;
     /* Grow the iteration count until one run lasts seconds / n_runs, then
      * time n_runs runs and keep the best rate (another process can only

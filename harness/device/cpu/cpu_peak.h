@@ -13,6 +13,10 @@ extern "C" {
  * instruction set used ("avx512f", "avx2+fma" or "scalar"). */
 double zb_cpu_peak_gflops_per_core(double seconds, int n_runs, double *runs_gflops, const char **isa);
 
+/* The instruction set zb_cpu_peak_gflops_per_core would use here, without
+ * timing anything (a cached peak is valid only for the same one). */
+const char *zb_cpu_peak_isa(void);
+
 #ifdef __cplusplus
 }
 #endif
