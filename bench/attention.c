@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "dtype_access.h"
 #include "kernels.h"
 #include "model.h"
 #include "model_opts.h"
@@ -40,10 +41,15 @@ enum { A_Q, A_K, A_V, A_DOUT, A_OUT, A_LSE, A_DQ, A_DK, A_DV, A_COUNT };
 
 typedef struct attn_data {
     attn_shape s;
+    zb_dtype dtype;      /* storage of every array but lse (fp32): -d */
     size_t n[A_COUNT];
     void *dev[A_COUNT];
-    float *host[A_COUNT];
+    float *host[A_COUNT]; /* the values as stored, widened (inputs rounded to dtype first) */
+    void *stage;         /* one array in dtype, for uploads and downloads */
 } attn_data;
+
+/* The storage of array a: lse is fp32 whatever the dtype (kernels.h). */
+static zb_dtype dtype_of(const attn_data *d, int a) { return a == A_LSE ? ZB_DTYPE_F32 : d->dtype; }
 
 static zb_status shape_of(const zb_config *cfg, attn_shape *out) {
     zb_model_profile mp;
@@ -75,24 +81,54 @@ static void free_data(zb_bench_ctx *ctx, attn_data *d) {
         if (d->dev[a]) zb_dev_free(ctx->dev, d->dev[a]);
         free(d->host[a]);
     }
+    free(d->stage);
+}
+
+/* Copies host array a to the device in its storage dtype (through stage). */
+static zb_status upload(zb_bench_ctx *ctx, attn_data *d, int a) {
+    zb_dtype t = dtype_of(d, a);
+    for (size_t i = 0; i < d->n[a]; i++) zb_dtype_store(d->stage, i, t, d->host[a][i]);
+    zb_op_info info = {ZB_OP_COPY, "upload", -1, 0, 0};
+    ZB_TRY(ctx->dev->ops->memcpy_async(ctx->compute, d->dev[a], d->stage, d->n[a] * zb_dtype_size(t), &info));
+    return ctx->dev->ops->stream_sync(ctx->compute); /* stage is reused */
+}
+
+/* Copies device array a back and widens it into host[a]. */
+static zb_status download(zb_bench_ctx *ctx, attn_data *d, int a) {
+    zb_dtype t = dtype_of(d, a);
+    zb_op_info info = {ZB_OP_COPY, "download", -1, 0, 0};
+    ZB_TRY(ctx->dev->ops->memcpy_async(ctx->compute, d->stage, d->dev[a], d->n[a] * zb_dtype_size(t), &info));
+    ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
+    for (size_t i = 0; i < d->n[a]; i++) d->host[a][i] = zb_dtype_load(d->stage, i, t);
+    return ZB_OK;
 }
 
 /* Allocates every array on the device and on the host, fills the inputs
  * and uploads them. */
 static zb_status alloc_data(zb_bench_ctx *ctx, attn_data *d) {
     sizes_of(&d->s, d->n);
+    size_t most = 0;
     for (int a = 0; a < A_COUNT; a++) {
+        size_t bytes = d->n[a] * zb_dtype_size(dtype_of(d, a));
+        if (bytes > most) most = bytes;
         d->host[a] = (float *)malloc(d->n[a] * sizeof(float) + 1);
         if (!d->host[a]) return ZB_FAIL(ZB_ERR_NOMEM, "attention: out of host memory for %zu floats", d->n[a]);
-        ZB_TRY(zb_dev_alloc(ctx->dev, d->n[a] * sizeof(float) + 1, ZB_MEM_BENCH_BUFFER, &d->dev[a]));
+        ZB_TRY(zb_dev_alloc(ctx->dev, bytes + 1, ZB_MEM_BENCH_BUFFER, &d->dev[a]));
     }
-    zb_op_info info = {ZB_OP_COPY, "upload", -1, 0, 0};
+    d->stage = malloc(most + 1);
+    if (!d->stage) return ZB_FAIL(ZB_ERR_NOMEM, "attention: out of host memory for %zu bytes of staging", most);
     for (int a = A_Q; a <= A_DOUT; a++) {
         uint64_t seed = 100 * (uint64_t)(ctx->topo.rank + 1) + (uint64_t)a;
-        for (size_t i = 0; i < d->n[a]; i++) d->host[a][i] = (float)zb_uniform_pm1(zb_splitmix_next(&seed));
-        ZB_TRY(ctx->dev->ops->memcpy_async(ctx->compute, d->dev[a], d->host[a], d->n[a] * sizeof(float), &info));
+        zb_dtype t = dtype_of(d, a);
+        /* the check reads what the kernels read: the value as stored */
+        for (size_t i = 0; i < d->n[a]; i++) {
+            float v = (float)zb_uniform_pm1(zb_splitmix_next(&seed));
+            zb_dtype_store(d->stage, 0, t, v);
+            d->host[a][i] = zb_dtype_load(d->stage, 0, t);
+        }
+        ZB_TRY(upload(ctx, d, a));
     }
-    return ctx->dev->ops->stream_sync(ctx->compute);
+    return ZB_OK;
 }
 
 static zb_status call(const zb_kernels *K, const zb_kcall *kc, const attn_data *d, bool bwd) {
@@ -112,7 +148,7 @@ static int cmp_double(const void *a, const void *b) {
 static zb_status time_calls(zb_bench_ctx *ctx, const zb_kernels *K, const attn_data *d, bool bwd, double *med,
                             double *best) {
     const zb_config *cfg = ctx->cfg;
-    zb_kcall kc = {ctx->compute, bwd ? "attention_bwd" : "attention_fwd", -1, ZB_DTYPE_F32, 0.0};
+    zb_kcall kc = {ctx->compute, bwd ? "attention_bwd" : "attention_fwd", -1, d->dtype, 0.0};
     double *t = (double *)malloc((size_t)cfg->iters * sizeof *t);
     if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "attention: out of memory for %lld times", (long long)cfg->iters);
     zb_status st = ZB_OK;
@@ -146,6 +182,17 @@ static double attn_tol(double n, const attn_shape *s, double mag) {
     return 16.0 * U_F32 * (sqrt(n) + s->D + 4.0 * (s->T / 128 + 2)) * mag + 1e-30;
 }
 
+/* bf16 storage adds, relative to the terms' magnitude: the output's own
+ * rounding (2^-9), Di = rowsum(dO * O) from the rounded out (2^-9), and,
+ * where the kernel rounds P and dS to bf16 for tensor-core products
+ * (cuDNN), one 2^-9 each: four bf16 half-ulps, 2^-7 in all. */
+#define U_BF16_TERMS 0x1.0p-7
+
+static double out_tol(const attn_data *d, double n, double mag) {
+    double t = attn_tol(n, &d->s, mag);
+    return d->dtype == ZB_DTYPE_BF16 ? t + U_BF16_TERMS * mag : t;
+}
+
 static double dot_d(const float *a, const float *b, int n) {
     double acc = 0.0;
     for (int i = 0; i < n; i++) acc += (double)a[i] * (double)b[i];
@@ -163,6 +210,8 @@ static int64_t wrong_if(double got, double want, double tol) { return fabs(got -
 /* Query row i of head h, batch b, in double: out, lse and dq against the
  * device's. p: 2 T doubles of scratch. */
 static int64_t check_query_row(const attn_data *d, int b, int h, int i, double *p) {
+    /* lse keeps fp32's bound with bf16 storage too: q and k are bf16 already,
+     * so nothing is rounded before the scores */
     const attn_shape *s = &d->s;
     int D = s->D, qld = s->H * D, kvld = s->KVH * D, g = h / (s->H / s->KVH);
     double scale = 1.0 / sqrt((double)D), m = -INFINITY, l = 0.0, smag = 0.0;
@@ -186,7 +235,7 @@ static int64_t check_query_row(const attn_data *d, int b, int h, int i, double *
             acc += pv, mag += fabs(pv);
         }
         di += acc * doi[e], di_mag += fabs(acc * doi[e]);
-        wrong += wrong_if(d->host[A_OUT][qoff + e], acc, attn_tol(i + 1, s, mag));
+        wrong += wrong_if(d->host[A_OUT][qoff + e], acc, out_tol(d, i + 1, mag));
     }
     /* p becomes dS / scale and s_mag the magnitude its dot products carry
      * (dP - Di cancels: its rounding is that of the terms, not the result) */
@@ -203,7 +252,7 @@ static int64_t check_query_row(const attn_data *d, int b, int h, int i, double *
             double kje = k[(size_t)j * kvld + e];
             acc += scale * p[j] * kje, mag += scale * s_mag[j] * fabs(kje);
         }
-        wrong += wrong_if(d->host[A_DQ][qoff + e], acc, attn_tol(i + 1, s, mag));
+        wrong += wrong_if(d->host[A_DQ][qoff + e], acc, out_tol(d, i + 1, mag));
     }
     return wrong;
 }
@@ -237,8 +286,8 @@ static int64_t check_kv_row(const attn_data *d, int b, int g, int j, double *acc
     int64_t wrong = 0;
     double n = (double)rep * (s->T - j);
     for (int e = 0; e < D; e++) {
-        wrong += wrong_if(d->host[A_DK][kvoff + e], dk[e], attn_tol(n, s, dkm[e]));
-        wrong += wrong_if(d->host[A_DV][kvoff + e], dv[e], attn_tol(n, s, dvm[e]));
+        wrong += wrong_if(d->host[A_DK][kvoff + e], dk[e], out_tol(d, n, dkm[e]));
+        wrong += wrong_if(d->host[A_DV][kvoff + e], dv[e], out_tol(d, n, dvm[e]));
     }
     return wrong;
 }
@@ -246,11 +295,7 @@ static int64_t check_kv_row(const attn_data *d, int b, int g, int j, double *acc
 /* Downloads the outputs and checks ATTN_SAMPLES query rows and kv rows (the
  * first and last rows among them); wrong elements into *wrong. */
 static zb_status check(zb_bench_ctx *ctx, attn_data *d, int64_t *wrong) {
-    zb_op_info info = {ZB_OP_COPY, "download", -1, 0, 0};
-    for (int a = A_OUT; a < A_COUNT; a++) {
-        ZB_TRY(ctx->dev->ops->memcpy_async(ctx->compute, d->host[a], d->dev[a], d->n[a] * sizeof(float), &info));
-    }
-    ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
+    for (int a = A_OUT; a < A_COUNT; a++) ZB_TRY(download(ctx, d, a));
     const attn_shape *s = &d->s;
     double *scratch = (double *)malloc((2 * (size_t)s->T + 4 * (size_t)s->D) * sizeof *scratch);
     if (!scratch) return ZB_FAIL(ZB_ERR_NOMEM, "attention check: out of memory");
@@ -270,7 +315,7 @@ static zb_status check(zb_bench_ctx *ctx, attn_data *d, int64_t *wrong) {
 /* ---- rows ----------------------------------------------------------------- */
 
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *rows, const attn_shape *s, const char *impl, bool bwd,
-                         double med, double best, int64_t wrong) {
+                         zb_dtype dtype, double med, double best, int64_t wrong) {
     double full = bwd ? zb_attention_bwd_flops(s->B, s->T, s->H, s->D) : zb_attention_fwd_flops(s->B, s->T, s->H, s->D);
     /* what the kernel performs: the key pairs j <= i, the backward five
      * tile products to the forward's two; "of peak" is taken over it */
@@ -285,7 +330,7 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *rows, const attn_shape *s, 
         {.key = "heads", .parent = "shape", .tables = 1, .header = "H", .kind = ZB_FIELD_INT, .i = s->H},
         {.key = "kv_heads", .parent = "shape", .tables = 1, .header = "KVH", .kind = ZB_FIELD_INT, .i = s->KVH},
         {.key = "head_dim", .parent = "shape", .tables = 1, .header = "D", .kind = ZB_FIELD_INT, .i = s->D},
-        {.key = "dtype", .kind = ZB_FIELD_TEXT, .s = "float"},
+        {.key = "dtype", .kind = ZB_FIELD_TEXT, .s = zb_dtype_name(dtype)},
         {.key = "ranks", .kind = ZB_FIELD_INT, .i = ctx->world_ranks},
         {.key = "time_us", .metric = true, .tables = 1, .header = "median", .unit = "us", .kind = ZB_FIELD_REAL,
          .decimals = 1, .d = med * 1e6},
@@ -324,11 +369,12 @@ static zb_status attention_run(zb_bench_ctx *ctx) {
     attn_data d;
     memset(&d, 0, sizeof d);
     ZB_TRY(shape_of(ctx->cfg, &d.s));
+    d.dtype = ctx->cfg->dtype;
     const zb_kernels *K = zb_kernels_for(ctx->dev);
     if (!K) {
         return ZB_FAIL(ZB_ERR_UNSUPPORTED, "attention: the %s device has no kernel table", ctx->backends.device->name);
     }
-    zb_kcall kc = {ctx->compute, "attention", -1, ZB_DTYPE_F32, 0.0};
+    zb_kcall kc = {ctx->compute, "attention", -1, d.dtype, 0.0};
     const char *impl = K->attention_impl(&kc);
     double med[2] = {0, 0}, best[2] = {0, 0};
     int64_t wrong = -1;
@@ -337,12 +383,12 @@ static zb_status attention_run(zb_bench_ctx *ctx) {
     zb_rows *rows = st == ZB_OK ? zb_rows_new(ctx->report, 1) : NULL;
     if (st == ZB_OK && !rows) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
     for (int bwd = 0; bwd < 2 && st == ZB_OK; bwd++) {
-        st = add_row(ctx, rows, &d.s, impl, bwd, med[bwd], best[bwd], wrong);
+        st = add_row(ctx, rows, &d.s, impl, bwd, d.dtype, med[bwd], best[bwd], wrong);
     }
     if (wrong > 0) ctx->wrong += wrong;
     if (st == ZB_OK && ctx->out) {
-        fprintf(ctx->out, "# attention: causal, %s, float; peak %.2f GFLOP/s per rank (%s)\n", impl,
-                ctx->peak_flops / 1e9, ctx->peak_source);
+        fprintf(ctx->out, "# attention: causal, %s, %s storage (fp32 math and lse); peak %.2f GFLOP/s per rank (%s)\n",
+                impl, zb_dtype_name(d.dtype), ctx->peak_flops / 1e9, ctx->peak_source);
         zb_rows_print(rows, 0, ctx->out, "#");
         fprintf(ctx->out, "# FLOPs: throughput over the full 4 B H T^2 D forward, twice that backward (MFU's count); "
                           "of peak over what a causal kernel performs, 2 B H T (T+1) D forward, 2.5x that backward "
@@ -366,12 +412,11 @@ static const zb_opt *const attention_opts[] = {&zb_opt_model,    &zb_opt_batch, 
 static const zb_opt_group attention_group = {attention_opts, NULL};
 static const zb_opt_group *const attention_groups[] = {&zb_opts_sweep_run, &attention_group, NULL};
 
-/* -d float only (the kernels' bf16 storage is a separate path), no direct
- * baseline. */
+/* -d float or bf16 (the storage; on cuda bf16 is cuDNN's SDPA where it
+ * loads), no direct baseline. */
 static zb_status attention_check(zb_config *cfg, const zb_opt_seen *seen) {
-    if (cfg->dtype != ZB_DTYPE_F32) {
-        return ZB_FAIL(ZB_ERR_INVALID, "attention -d/--datatype %s: attention is timed in float only",
-                       zb_dtype_name(cfg->dtype));
+    if (cfg->dtype != ZB_DTYPE_F32 && cfg->dtype != ZB_DTYPE_BF16) {
+        return ZB_FAIL(ZB_ERR_INVALID, "attention -d/--datatype %s: float or bf16", zb_dtype_name(cfg->dtype));
     }
     if (cfg->compare_direct) {
         return ZB_FAIL(ZB_ERR_INVALID, "attention --compare-direct: attention has no direct library baseline");
@@ -379,10 +424,10 @@ static zb_status attention_check(zb_config *cfg, const zb_opt_seen *seen) {
     return ZB_OK;
 }
 
+/* The peak of the math the storage selects: bf16 tensor cores for bf16. */
 static zb_dtype attention_peak_dtype(const zb_config *cfg, zb_dtype device_default) {
-    (void)cfg;
     (void)device_default;
-    return ZB_DTYPE_F32;
+    return cfg->dtype == ZB_DTYPE_BF16 ? ZB_DTYPE_BF16 : ZB_DTYPE_F32;
 }
 
 /* The nine arrays on the device and their host copies. */
@@ -391,13 +436,18 @@ static zb_status attention_memory_need(const zb_bench_ctx *ctx, zb_mem_need *out
     ZB_TRY(shape_of(ctx->cfg, &s));
     size_t n[A_COUNT];
     sizes_of(&s, n);
-    double total = 0.0;
-    for (int a = 0; a < A_COUNT; a++) total += (double)n[a] * sizeof(float);
-    out->device_bytes = out->host_bytes = total;
+    size_t es = zb_dtype_size(ctx->cfg->dtype == ZB_DTYPE_BF16 ? ZB_DTYPE_BF16 : ZB_DTYPE_F32);
+    double dev = 0.0, host = 0.0;
+    for (int a = 0; a < A_COUNT; a++) {
+        dev += (double)n[a] * (a == A_LSE ? sizeof(float) : es);
+        host += (double)n[a] * sizeof(float);
+    }
+    out->device_bytes = dev;
+    out->host_bytes = host + (double)n[A_Q] * sizeof(float); /* and the staging array */
     snprintf(out->flag, sizeof out->flag, "--batch/--seq/--heads/--head-dim");
     snprintf(out->value, sizeof out->value, "B%d T%d H%d KVH%d D%d", s.B, s.T, s.H, s.KVH, s.D);
-    snprintf(out->device_what, sizeof out->device_what, "q, k, v, out, lse, dout, dq, dk, dv in float");
-    snprintf(out->host_what, sizeof out->host_what, "their float host copies");
+    snprintf(out->device_what, sizeof out->device_what, "q, k, v, out, dout, dq, dk, dv in -d, lse in float");
+    snprintf(out->host_what, sizeof out->host_what, "their float host copies and a staging array");
     return ZB_OK;
 }
 
