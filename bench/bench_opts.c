@@ -183,6 +183,24 @@ static zb_status set_choice(const zb_opt *o, const char *value, char *field) {
     return bad_value(o, value, accepted);
 }
 
+/* A flag kept for nccl-tests' command lines (coll_compat.c): its one no-op
+ * value, as text or as the same integer ("01", "0x1"), or the refusal that
+ * says what zerobench does instead. */
+static zb_status set_accept(const zb_opt *o, const char *value) {
+    int64_t got, want;
+    if (o->choices && (!strcmp(value, o->choices) || (zb_parse_int64(value, &got) == ZB_OK &&
+                                                      zb_parse_int64(o->choices, &want) == ZB_OK && got == want))) {
+        return ZB_OK;
+    }
+    char accepted[256];
+    if (o->choices) {
+        snprintf(accepted, sizeof accepted, "%s (accepted: %s)", o->instead, o->choices);
+    } else {
+        snprintf(accepted, sizeof accepted, "%s; leave the flag out", o->instead);
+    }
+    return bad_value(o, value, accepted);
+}
+
 zb_status zb_opt_set(const zb_opt *o, const char *value, zb_config *cfg) {
     char *field = (char *)cfg + o->offset;
     switch (o->kind) {
@@ -219,6 +237,7 @@ zb_status zb_opt_set(const zb_opt *o, const char *value, zb_config *cfg) {
     case ZB_OPT_FLAG: *(bool *)field = true; return ZB_OK;
     case ZB_OPT_CHOICE: return set_choice(o, value, field);
     case ZB_OPT_INT_LIST: return set_int_list(o, value, (zb_int_list *)field);
+    case ZB_OPT_ACCEPT: return set_accept(o, value);
     }
     return ZB_FAIL(ZB_ERR_INTERNAL, "unhandled option kind");
 }

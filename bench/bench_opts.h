@@ -35,6 +35,8 @@ typedef enum zb_opt_kind {
     ZB_OPT_SHAPE,  /* appends MxNxK to cfg->shapes (repeatable) */
     ZB_OPT_CHOICE, /* int: the index of the value in `choices` */
     ZB_OPT_INT_LIST, /* zb_int_list: N or N1,N2,... each an integer in [min, max] */
+    ZB_OPT_ACCEPT, /* no field: the one value in `choices` (NULL: none) is taken as a no-op,
+                    * any other is refused with `instead` (coll_compat.c) */
 } zb_opt_kind;
 
 typedef struct zb_opt {
@@ -45,7 +47,11 @@ typedef struct zb_opt {
     size_t size;   /* of the field */
     double min, max;
     const char *help;
-    const char *choices; /* ZB_OPT_CHOICE: "a|b|c" */
+    const char *choices; /* ZB_OPT_CHOICE: "a|b|c"; ZB_OPT_ACCEPT: the value taken */
+    const char *instead; /* ZB_OPT_ACCEPT: what zerobench does instead, for the refusal */
+    /* A second name of another option's field (nccl-tests' -J for --json):
+     * the ranks' configuration check compares and names that option only. */
+    bool alias;
 } zb_opt;
 
 /* offset and size of a zb_config field, for a zb_opt initializer. */

@@ -42,7 +42,8 @@ static zb_status check_step(zb_config *cfg, const zb_opt_seen *seen) {
 
 static const zb_opt *const step_opts[] = {&opt_stepbytes, &zb_opt_straggler_pct, NULL};
 static const zb_opt_group coll_step = {step_opts, check_step};
-const zb_opt_group *const zb_coll_opt_groups[] = {&zb_opts_sweep_range, &coll_step, &zb_opts_sweep_run, NULL};
+const zb_opt_group *const zb_coll_opt_groups[] = {&zb_opts_sweep_range, &coll_step, &zb_opts_sweep_run,
+                                                   &zb_coll_opts_nccl_tests, NULL};
 
 /* ---- the benchmark ---------------------------------------------------------- */
 
@@ -190,6 +191,9 @@ static int result_fields(zb_field *f, const coll_row *row, unsigned run, const c
     return 4;
 }
 
+/* The table's type column in nccl-tests' names (its -d takes them too). */
+static const char *nccl_type_name(zb_dtype t) { return t == ZB_DTYPE_BF16 ? "bfloat16" : zb_dtype_name(t); }
+
 /* One size: out of place (a[0], rows[0]) and in place, and the direct MPI
  * time when --compare-direct timed it. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def, const zb_coll_args *a,
@@ -199,17 +203,24 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
     const char *dtype = zb_dtype_name(a[0].dtype);
     zb_field f[40] = {
         {.key = "bench", .kind = ZB_FIELD_TEXT, .s = def->name},
+        /* nccl-tests' columns in its order and meaning, so that a script
+         * reading its rows by field number reads these: count per rank for
+         * all-gather and reduce-scatter, total for all-reduce (coll.h), as
+         * nccl-tests prints it; root -1, as it prints for collectives
+         * without one; type in nccl-tests' names. */
         {.key = "size_bytes", .tables = 1, .header = "size", .unit = "B", .kind = ZB_FIELD_INT, .i = (int64_t)size},
-        {.tables = 1, .header = "count", .unit = "elements", .kind = ZB_FIELD_INT, .i = (int64_t)(size / e)},
-        {.key = "count", .kind = ZB_FIELD_INT, .i = (int64_t)a[0].count}, /* per rank or total (coll.h) */
-        {.key = "dtype", .tables = 1, .header = "type", .kind = ZB_FIELD_TEXT, .s = dtype},
+        {.key = "count", .tables = 1, .header = "count", .unit = "elements", .kind = ZB_FIELD_INT,
+         .i = (int64_t)a[0].count},
+        {.key = "dtype", .kind = ZB_FIELD_TEXT, .s = dtype},
+        {.tables = 1, .header = "type", .kind = ZB_FIELD_TEXT, .s = nccl_type_name(a[0].dtype)},
         {.tables = 1, .header = "redop", .kind = ZB_FIELD_TEXT, .s = def->redop},
+        {.tables = 1, .header = "root", .kind = ZB_FIELD_INT, .i = -1},
         {.key = "in_place", .runs = RUN_OUT, .kind = ZB_FIELD_BOOL, .b = false},
         {.key = "in_place", .runs = RUN_IN, .kind = ZB_FIELD_BOOL, .b = true},
         {.key = "ranks", .kind = ZB_FIELD_INT, .i = ctx->world_ranks},
         {.key = "nodes", .kind = ZB_FIELD_INT, .i = ctx->world_nodes},
     };
-    int n = 10;
+    int n = 12;
     n += result_fields(&f[n], &rows[0], RUN_OUT, "out-of-place");
     n += result_fields(&f[n], &rows[1], RUN_IN, "in-place");
     if (ctx->cfg->compare_direct) {
@@ -342,8 +353,10 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
         } else {
             fprintf(ctx->out, "# Out of bounds values : %lld %s\n", (long long)ctx->wrong, ctx->wrong ? "FAILED" : "OK");
         }
-        fprintf(ctx->out, "# Avg bus bandwidth    : %.3f GB/s\n",
-                n_rows ? busbw_sum / n_rows : 0.0);
+        /* nccl-tests' closing lines to the byte ("%g %s" with an empty
+         * status: a bare number in GB/s, then a space), so that its scripts
+         * read them; zerobench's own notes follow as comments. */
+        fprintf(ctx->out, "# Avg bus bandwidth    : %g \n#\n", n_rows ? busbw_sum / n_rows : 0.0);
         if (ctx->world_ranks == 1) { /* busbw's factor (n-1)/n, nccl-tests' definition, is 0 */
             fprintf(ctx->out, "# one rank: no byte crosses a link, so busbw is 0 by definition and algbw is a local "
                               "copy's speed; run 2 or more ranks to measure a fabric\n");

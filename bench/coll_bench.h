@@ -20,8 +20,12 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx);
 /* Its largest buffers per rank (bench.h's memory_need). */
 zb_status zb_coll_memory_need(const zb_bench_ctx *ctx, zb_mem_need *out);
 
-/* Every collective's options: the sweep, with -i/--stepbytes in it. */
+/* Every collective's options: the sweep, with -i/--stepbytes in it, then
+ * nccl-tests' other flags (below). */
 extern const zb_opt_group *const zb_coll_opt_groups[];
+/* nccl-tests' flags taken as no-ops, refused with what zerobench does
+ * instead, or mapped (-J: --json) (coll_compat.c). */
+extern const zb_opt_group zb_coll_opts_nccl_tests;
 
 /* The benchmark entry of the collective record `def` named `name`. */
 #define ZB_COLL_BENCH(name_, def_)                                                                  \

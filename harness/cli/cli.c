@@ -51,7 +51,8 @@ static const opt_spec opt_common[] = {
     {"hostfile", 0, ZB_OPT_TEXT, F(hostfile), 0, 0, "hostfile passed to mpirun"},
     {"emulate-nodes", 0, ZB_OPT_FLAG, F(emulate_nodes), 0, 0,
      "run all --nodes on this machine, node identity from ZB_NODE_ID (testing)"},
-    {"timeout", 0, ZB_OPT_REAL, F(timeout_s), 0.1, 1e6, "seconds before a stuck collective ends the job"},
+    /* -T: nccl-tests' short form of the same flag (bench/coll_compat.c). */
+    {"timeout", 'T', ZB_OPT_REAL, F(timeout_s), 0.1, 1e6, "seconds before a stuck collective ends the job"},
     {"json", 0, ZB_OPT_TEXT, F(json_path), 0, 0, "write results as JSON (zerobench/1 schema)"},
     {"csv", 0, ZB_OPT_TEXT, F(csv_path), 0, 0, "write results as CSV"},
     {"trace", 0, ZB_OPT_TEXT, F(trace_path), 0, 0, "write a Chrome/Perfetto trace of every op"},
@@ -242,13 +243,15 @@ typedef struct usage_out {
 static bool print_usage_line(const opt_spec *o, const void *arg) {
     usage_out *u = (usage_out *)arg;
     if (u->used >= u->n) return true; /* full: stop */
-    char flag[64], names[128] = "";
+    char flag[64], names[256] = "";
     zb_opt_flag_display(o, flag, sizeof flag);
     /* The backends a build knows come from the registry, built or not. */
     if (o->offset == offsetof(zb_config, backend)) zb_device_backend_names(names, sizeof names, false);
     if (o->offset == offsetof(zb_config, comm)) zb_comm_backend_names(names, sizeof names, false);
+    /* A flag kept for nccl-tests' command lines says what zerobench does instead. */
+    if (o->kind == ZB_OPT_ACCEPT) snprintf(names, sizeof names, "%s", o->instead);
     u->used += (size_t)snprintf(u->p + u->used, u->n - u->used, "  %-22s %s%s%s\n", flag, o->help,
-                                names[0] ? ", " : "", names);
+                                names[0] ? (o->kind != ZB_OPT_ACCEPT ? ", " : o->choices ? "; else: " : ": ") : "", names);
     return false;
 }
 
@@ -307,6 +310,7 @@ typedef struct digest_walk {
 
 static bool digest_one(const opt_spec *o, const void *arg) {
     digest_walk *w = (digest_walk *)arg; /* each_option passes it through */
+    if (o->alias) return false; /* its field is digested, and named, under its own option */
     if (w->n == w->want) return true;
     if (w->out && w->n < w->cap) w->out[w->n] = option_digest(o, w->cfg);
     w->n++;

@@ -483,6 +483,39 @@ static void test_digests(void) {
     ZB_CHECK_MSG(!strcmp(name, "its configuration"), "named %s", name);
 }
 
+/* nccl-tests' flags (bench/coll_compat.c): its defaults are taken, -T and -J
+ * map to --timeout and --json, and every other value is refused in one
+ * whole line naming the flag, the value and what zerobench does instead. */
+static void test_nccl_tests_flags(void) {
+    zb_config cfg;
+    const char *defaults[] = {"allreduce", "-t", "1", "-g", "01", "-o", "sum", "-r", "0", "-m", "1", "-N", "1",
+                              "-p", "0", "-z", "0", "-y", "0", "-G", "0", "-C", "0", "-S", "0", "-R", "0", "-D",
+                              "0", "-M", "0", "-u", "0", "-I", "0", "-T", "7", "-J", "nccl.json", NULL};
+    OK(defaults, &cfg);
+    ZB_CHECK(cfg.timeout_s == 7.0 && !strcmp(cfg.json_path, "nccl.json"));
+    const char *long_forms[] = {"allgather", "--ngpus=1", "--op", "sum", "--output_file", "o.json", NULL};
+    OK(long_forms, &cfg);
+    ZB_CHECK(!strcmp(cfg.json_path, "o.json"));
+    static const char *const refused[][3] = {
+        {"-t", "2", "launch N ranks with mpirun"}, {"-g", "8", "launch N ranks with mpirun"},
+        {"-o", "max", "collectives sum"},          {"-r", "1", "have no root"},
+        {"-m", "4", "raise -n/--iters"},           {"-N", "0", "sweeps the sizes once"},
+        {"-p", "1", "one thread"},                 {"-z", "1", "back to back"},
+        {"-y", "1", "own comm stream"},            {"-G", "1", "no CUDA graph"},
+        {"-C", "1", "time to completion"},         {"-S", "1", "--trace"},
+        {"-R", "1", "register"},                   {"-x", "0", "CTA policy"},
+        {"-D", "1", "host API"},                   {"-V", "16", "device implementation"},
+        {"-M", "1", "memory report"},              {"-u", "1", "aligns"},
+        {"-I", "1", "one loop"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        const char *args[] = {"reducescatter", refused[i][0], refused[i][1], NULL};
+        BAD(args, refused[i][0], refused[i][2]);
+    }
+    const char *gemm[] = {"gemm", "--shape", "8x8x8", "-g", "1", NULL};
+    BAD(gemm, "-g/--ngpus", "not an option of 'gemm'");
+}
+
 int main(void) {
     test_unknown();
     test_missing_value();
@@ -493,5 +526,6 @@ int main(void) {
     test_accepted();
     test_usage();
     test_digests();
+    test_nccl_tests_flags();
     return zb_test_finish("test_cli");
 }
