@@ -19,6 +19,22 @@
 extern "C" {
 #endif
 
+#define ZB_STEP_MAX_SAMPLES 1000 /* bounds a results file: at most about 20 KB a figure and run */
+
+typedef struct zb_step_samples {
+    double v[ZB_STEP_MAX_SAMPLES];
+    int n;
+} zb_step_samples;
+
+#define ZB_STEP_N_SAMPLED 7
+enum { ZB_SAMPLES_STEP, ZB_SAMPLES_OVERLAP, ZB_SAMPLES_EXPOSED, ZB_SAMPLES_COMPUTE, ZB_SAMPLES_COMM,
+       ZB_SAMPLES_HIDDEN, ZB_SAMPLES_SLOWDOWN };
+/* Their JSON keys (the figures' own): step_time_ms, overlap_pct, ... */
+extern const char *const zb_step_sample_keys[ZB_STEP_N_SAMPLED];
+/* Keeps the finite values of v[0..n) into s, thinned evenly to at most
+ * ZB_STEP_MAX_SAMPLES (step_run.c). */
+void zb_step_keep_samples(zb_step_samples *s, const double *v, size_t n);
+
 /* What one (stage, mode) run measured; times in ms, medians over the
  * measured steps (and ranks, for per-rank trace metrics). */
 typedef struct zb_step_stats {
@@ -26,6 +42,12 @@ typedef struct zb_step_stats {
     zb_step_mode mode;
     int steps;
     double step_ms, step_min_ms, step_max_ms; /* per step: max over ranks */
+    /* The values each figure is the median of, for compare's two-sample
+     * test (JSON metrics.samples.<key>, zb_step_sample_keys): the step
+     * times (max over ranks) in step order; the trace metrics' values of
+     * every step and rank; --mode both's per-pair hidden % and slowdown.
+     * More than ZB_STEP_MAX_SAMPLES are thinned evenly to that many. */
+    zb_step_samples samples[ZB_STEP_N_SAMPLED];
     double tokens_per_s;
     double mfu_pct, hfu_pct;
     double overlap_pct, overlap_min_pct;      /* NaN when no comm was traced */

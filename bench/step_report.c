@@ -194,11 +194,29 @@ static int tracer_fields(zb_field *f, const zb_step_stats *r) {
     return n;
 }
 
+static void free_samples(json_t **samples) {
+    for (int k = 0; k < ZB_STEP_N_SAMPLED; k++) json_decref(samples[k]);
+}
+
 static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_step_stats *runs,
                          int n_runs, const zb_step_stats *r) {
     zb_field f[ROW_FIELDS];
     int n = identity_fields(f, ctx, plan, r);
     n += time_fields(f + n, plan, runs, n_runs, r);
+    /* The values behind each figure: compare's two-sample test reads them. */
+    json_t *samples[ZB_STEP_N_SAMPLED] = {NULL};
+    for (int k = 0; k < ZB_STEP_N_SAMPLED; k++) {
+        const zb_step_samples *sm = &r->samples[k];
+        if (!sm->n) continue; /* not measured: no key */
+        json_t *a = samples[k] = json_array();
+        for (int i = 0; a && i < sm->n; i++) json_array_append_new(a, json_real(sm->v[i]));
+        if (!a || (int)json_array_size(a) != sm->n) {
+            free_samples(samples);
+            return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's samples");
+        }
+        f[n++] = (zb_field){.key = zb_step_sample_keys[k], .metric = true, .parent = "samples", .kind = ZB_FIELD_JSON,
+                            .j = a};
+    }
     n += memory_fields(f + n, r);
     f[n++] = metric("model_flops_per_token", NULL, NULL, 0, plan->flops.model_flops);
     f[n++] = json_int("trace_records_dropped", NULL, true, (int64_t)r->dropped_records);
@@ -212,9 +230,14 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
     zb_step_stage_reading(ctx, runs, n_runs, r->stage, reading, sizeof reading);
     zb_step_notes_json own;
     int k = 0;
-    ZB_TRY(zb_step_notes_fields(ctx, r, reading, f + n, &k, &own));
-    zb_status st = zb_rows_add(out, f, n + k, 1);
+    zb_status st = zb_step_notes_fields(ctx, r, reading, f + n, &k, &own);
+    if (st != ZB_OK) {
+        free_samples(samples);
+        return st;
+    }
+    st = zb_rows_add(out, f, n + k, 1);
     zb_step_notes_json_free(&own);
+    free_samples(samples);
     return st;
 }
 

@@ -42,16 +42,32 @@ static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_
     return zb_overlap_compute(t->records + first_record, n, r->start_ns, r->end_ns + 1, ov);
 }
 
+const char *const zb_step_sample_keys[ZB_STEP_N_SAMPLED] = {
+    "step_time_ms", "overlap_pct", "exposed_comm_ms", "compute_ms", "comm_ms", "hidden_pct", "compute_slowdown_pct"};
+
+void zb_step_keep_samples(zb_step_samples *s, const double *v, size_t n) {
+    size_t finite = 0;
+    for (size_t i = 0; i < n; i++) finite += isfinite(v[i]) != 0;
+    size_t keep = finite < ZB_STEP_MAX_SAMPLES ? finite : ZB_STEP_MAX_SAMPLES, seen = 0;
+    s->n = 0;
+    /* the j-th kept value is the (j * finite / keep)-th finite one */
+    for (size_t i = 0; i < n && (size_t)s->n < keep; i++) {
+        if (!isfinite(v[i])) continue;
+        if (seen++ == (size_t)s->n * finite / keep) s->v[s->n++] = v[i];
+    }
+}
+
 /* The median over all ranks' values of a per-step array, and their minimum
- * when min_out is given (collective). */
+ * when min_out is given (collective); the values kept as `keep`'s samples. */
 static zb_status median_over_ranks(const zb_bench_ctx *ctx, const double *mine, int steps, const char *what,
-                                   double *med_out, double *min_out) {
+                                   double *med_out, double *min_out, zb_step_samples *keep) {
     int n = ctx->topo.n_ranks;
     double *all = (double *)malloc(sizeof(double) * (size_t)steps * (size_t)n);
     /* Not agreed on: this rank's failure ends the job (main aborts). */
     if (!all) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory gathering %s over %d ranks", what, n);
     ZB_TRY(zb_mpi_allgather_bounded(mine, all, steps, MPI_DOUBLE, MPI_COMM_WORLD, what, ctx->cfg->timeout_s));
     if (min_out) *min_out = zb_min(all, (size_t)steps * (size_t)n);
+    zb_step_keep_samples(keep, all, (size_t)steps * (size_t)n);
     *med_out = zb_median(all, (size_t)steps * (size_t)n);
     free(all);
     return ZB_OK;
@@ -206,6 +222,7 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     out->step_min_ms = zb_min(ps->step_ms, (size_t)steps);
     out->step_max_ms = zb_max(ps->step_ms, (size_t)steps);
     out->step_ms = median_of_copy(ps->step_ms, steps);
+    zb_step_keep_samples(&out->samples[ZB_SAMPLES_STEP], ps->step_ms, (size_t)steps);
     double t = out->step_ms / 1e3;
     out->tokens_per_s = plan->tokens_global / t;
     out->mfu_pct = zb_mfu_pct(plan->flops.model_flops, plan->tokens_global, t, n, ctx->peak_flops);
@@ -217,12 +234,13 @@ static zb_status summarize(zb_bench_ctx *ctx, const zb_step_plan *plan, per_step
     ZB_TRY(zb_step_gather_ranks(ctx, figs, steps, out));
     ZB_TRY(zb_step_wait_summarize(ctx, &ps->wait, &out->wait));
     ZB_TRY(median_over_ranks(ctx, ps->overlap, steps, "gathering the overlap per step", &out->overlap_pct,
-                             &out->overlap_min_pct));
+                             &out->overlap_min_pct, &out->samples[ZB_SAMPLES_OVERLAP]));
     ZB_TRY(median_over_ranks(ctx, ps->exposed, steps, "gathering the exposed comm per step",
-                             &out->exposed_comm_ms, NULL));
+                             &out->exposed_comm_ms, NULL, &out->samples[ZB_SAMPLES_EXPOSED]));
     ZB_TRY(median_over_ranks(ctx, ps->compute, steps, "gathering the compute time per step", &out->compute_ms,
-                             NULL));
-    return median_over_ranks(ctx, ps->comm, steps, "gathering the comm time per step", &out->comm_ms, NULL);
+                             NULL, &out->samples[ZB_SAMPLES_COMPUTE]));
+    return median_over_ranks(ctx, ps->comm, steps, "gathering the comm time per step", &out->comm_ms, NULL,
+                             &out->samples[ZB_SAMPLES_COMM]);
 }
 
 int zb_step_sharing_ranks(const char *ids, size_t id_bytes, int n_ranks, int rank) {
@@ -357,6 +375,8 @@ static zb_status paired_stats(zb_bench_ctx *ctx, const per_step *sync, const per
         out->step_diff_ms = zb_paired_diff(sync->step_ms, pf->step_ms, (size_t)steps);
         out->hidden = zb_paired_median_ci(hidden, (size_t)steps);
         out->slowdown = zb_paired_median_ci(slow, (size_t)steps);
+        zb_step_keep_samples(&out->samples[ZB_SAMPLES_HIDDEN], hidden, (size_t)steps);
+        zb_step_keep_samples(&out->samples[ZB_SAMPLES_SLOWDOWN], slow, (size_t)steps);
         /* The table's figures: the paired medians, as they are (a hidden %
          * above 100 or below 0 says something too: the reading words it). */
         out->hidden_pct = out->hidden.median;

@@ -1,7 +1,9 @@
 /* zerobench compare BASE.json NEW.json: pairs the runs of two results files
  * by their identity (run_identity.h), judges every judged metric of each
- * pair (metric_table.h) against its tolerance, direction-aware and
- * noise-aware, and prints the table (compare_format.c). Exit 0: nothing
+ * pair (metric_table.h) against its tolerance, direction-aware, by the
+ * two-sample test where both runs carry samples (twosample.h) and by the
+ * min-max spread where not, derived metrics by their source, and prints
+ * the table (compare_format.c). Exit 0: nothing
  * regressed; 1: a regression; 2: unusable input (a missing or broken file,
  * another schema, no run in common, a bad flag). */
 #include <math.h>
@@ -16,6 +18,7 @@
 #include "results.h"
 #include "run_identity.h"
 #include "tool.h"
+#include "twosample.h"
 
 #define ZB_CMP_MAX_TOL 64
 
@@ -27,6 +30,7 @@ const char *zb_verdict_name(zb_verdict v) {
     case ZB_VERDICT_NOISE: return "noise";
     case ZB_VERDICT_NOT_MEASURED: return "n/m";
     case ZB_VERDICT_NOT_COMPARABLE: return "not comparable (different peaks)";
+    case ZB_VERDICT_UNDETECTED: return "no difference detectable";
     }
     return "?";
 }
@@ -41,6 +45,9 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
     row->delta_finite = true;
     row->new_has_spread = false;
     row->verdict = ZB_VERDICT_NOT_MEASURED;
+    row->basis = ZB_BASIS_RULE;
+    row->n_base_samples = row->n_new_samples = 0;
+    row->p = row->ratio = row->ratio_lo = row->ratio_hi = NAN;
     if (!row->have_base || !row->have_new) return;
     double b = row->base, n = row->new_value, diff = n - b;
     if (m->absolute) {
@@ -56,13 +63,33 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
     double base_lo, base_hi;
     bool base_spread = zb_metric_spread(base_metrics, m->key, b, &base_lo, &base_hi);
     row->new_has_spread = zb_metric_spread(new_metrics, m->key, n, &row->new_lo, &row->new_hi);
-    if (worse > tol) {
+    row->basis = ZB_BASIS_RULE;
+    row->p = row->ratio = row->ratio_lo = row->ratio_hi = NAN;
+    double *sb = NULL, *sn = NULL;
+    row->n_base_samples = zb_metric_samples(base_metrics, m->key, &sb);
+    row->n_new_samples = zb_metric_samples(new_metrics, m->key, &sn);
+    if (row->n_base_samples >= ZB_TWOSAMPLE_MIN_N && row->n_new_samples >= ZB_TWOSAMPLE_MIN_N) {
+        zb_twosample t = zb_twosample_test(sb, row->n_base_samples, sn, row->n_new_samples);
+        row->basis = ZB_BASIS_TEST;
+        row->p = t.p;
+        row->ratio = t.ratio;
+        row->ratio_lo = t.ratio_lo;
+        row->ratio_hi = t.ratio_hi;
+        /* the test's direction in the metric's terms: +1 NEW worse */
+        int worse_dir = m->better == ZB_BETTER_LOWER ? t.direction : -t.direction;
+        if (fabs(worse) <= tol) row->verdict = ZB_VERDICT_OK;
+        else if (t.significant && worse > tol && worse_dir > 0) row->verdict = ZB_VERDICT_REGRESSION;
+        else if (t.significant && -worse > tol && worse_dir < 0) row->verdict = ZB_VERDICT_BETTER;
+        else row->verdict = ZB_VERDICT_UNDETECTED;
+    } else if (worse > tol) {
         bool inside = (base_spread && n >= base_lo && n <= base_hi) ||
                       (row->new_has_spread && b >= row->new_lo && b <= row->new_hi);
         row->verdict = inside ? ZB_VERDICT_NOISE : ZB_VERDICT_REGRESSION;
     } else {
         row->verdict = -worse > tol ? ZB_VERDICT_BETTER : ZB_VERDICT_OK;
     }
+    free(sb);
+    free(sn);
 }
 
 /* ---- arguments ------------------------------------------------------------ */
@@ -81,7 +108,10 @@ typedef struct cmp_args {
 static const char *cmp_usage =
     "usage: zerobench compare BASE.json NEW.json [options]\n"
     "  Pairs the runs of two results files by identity and judges each metric:\n"
-    "  exit 0 nothing regressed, 1 a regression, 2 unusable input.\n"
+    "  exit 0 nothing regressed, 1 a regression, 2 unusable input. With per-step samples\n"
+    "  in both runs (metrics.samples), a regression is a change beyond the tolerance that\n"
+    "  the Mann-Whitney U test finds at 5 %; derived metrics (tokens/s, MFU, bandwidth)\n"
+    "  take their source's verdict; runs without samples: tolerance and min-max spread.\n"
     "  --tolerance KEY=X[,KEY=X]  tolerance of a metric (repeatable): % of the base value,\n"
     "                           or points / elements for *_pct metrics and wrong\n"
     "  --format text|markdown|github-benchmark   output (default text)\n"
@@ -211,6 +241,20 @@ static zb_status list_unmatched(const json_t *runs, const bool *used, char ***ou
     return ZB_OK;
 }
 
+/* A derived metric (metric_table.h) takes the verdict of its source's row
+ * among the pair's earlier rows, when that row was judged: one
+ * measurement, one verdict (a step time called noise next to its tokens/s
+ * called a regression was two verdicts on the same numbers). */
+static void follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row) {
+    if (!row->m->derived_from || row->verdict == ZB_VERDICT_NOT_MEASURED) return;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].m->key, row->m->derived_from) || rows[i].verdict == ZB_VERDICT_NOT_MEASURED) continue;
+        row->verdict = rows[i].verdict;
+        row->basis = ZB_BASIS_SOURCE;
+        return;
+    }
+}
+
 zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tolerance *tol, int n_tol,
                           zb_cmp_result *r) {
     const json_t *br = json_object_get(base, "runs"), *nr = json_object_get(nw, "runs");
@@ -256,12 +300,16 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
         char peaks[sizeof r->peak_note];
         bool other_peak = zb_compare_peaks_differ(base, p->base_run, nw, p->new_run, peaks, sizeof peaks);
         if (other_peak && !r->peak_note[0]) snprintf(r->peak_note, sizeof r->peak_note, "%s", peaks);
+        size_t first_row = r->n_rows;
         for (size_t k = 0; k < n_metrics; k++) {
             const zb_metric_def *m = zb_metric_at((int)k);
             if (!json_object_get(bm, m->key) && !json_object_get(nm, m->key)) continue;
             zb_cmp_row *row = &r->rows[r->n_rows++];
             row->pair = r->n_pairs;
             zb_compare_judge(m, tolerance_of(tol, n_tol, m), bm, nm, row);
+            follow_source(r->rows + first_row, r->n_rows - 1 - first_row, row);
+            r->n_tested += row->basis == ZB_BASIS_TEST;
+            r->n_rule += row->basis == ZB_BASIS_RULE && row->verdict != ZB_VERDICT_NOT_MEASURED;
             if (other_peak && zb_metric_against_peak(m) && row->verdict != ZB_VERDICT_NOT_MEASURED) {
                 row->verdict = ZB_VERDICT_NOT_COMPARABLE;
             }
@@ -269,6 +317,7 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
             r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;
             r->n_noise += row->verdict == ZB_VERDICT_NOISE;
             r->n_better += row->verdict == ZB_VERDICT_BETTER;
+            r->n_undetected += row->verdict == ZB_VERDICT_UNDETECTED;
         }
         r->n_pairs++;
     }

@@ -21,8 +21,16 @@ typedef enum zb_verdict {
     ZB_VERDICT_REGRESSION, /* worse beyond tolerance and outside the spread */
     ZB_VERDICT_NOISE,      /* worse beyond tolerance, inside a run's min-max spread */
     ZB_VERDICT_NOT_MEASURED, /* null or absent in one of the runs: not judged */
-    ZB_VERDICT_NOT_COMPARABLE /* against the peak (MFU, % of peak), the runs' peaks differ: not judged */
+    ZB_VERDICT_NOT_COMPARABLE, /* against the peak (MFU, % of peak), the runs' peaks differ: not judged */
+    ZB_VERDICT_UNDETECTED  /* samples: changed beyond tolerance, but the test finds no difference */
 } zb_verdict;
+
+/* What a row's verdict rests on. */
+typedef enum zb_cmp_basis {
+    ZB_BASIS_RULE = 0, /* no samples on both sides: tolerance and the min-max spread (noise) */
+    ZB_BASIS_TEST,     /* both runs' samples: the two-sample test and the tolerance */
+    ZB_BASIS_SOURCE    /* a derived metric: its source metric's verdict (metric_table.h) */
+} zb_cmp_basis;
 
 const char *zb_verdict_name(zb_verdict v);
 
@@ -37,6 +45,11 @@ typedef struct zb_cmp_row {
     double new_lo, new_hi;     /* new's spread (the value itself without one) */
     bool new_has_spread;
     zb_verdict verdict;
+    zb_cmp_basis basis;
+    /* ZB_BASIS_TEST: the samples each side had, the test's two-sided p
+     * and NEW/BASE's ratio with its 95 % interval (twosample.h). */
+    size_t n_base_samples, n_new_samples;
+    double p, ratio, ratio_lo, ratio_hi;
 } zb_cmp_row;
 
 typedef struct zb_cmp_pair {
@@ -52,15 +65,23 @@ typedef struct zb_cmp_result {
     size_t n_rows;
     char **only_base, **only_new; /* labels of unmatched runs */
     size_t n_only_base, n_only_new;
-    size_t n_regressions, n_noise, n_better, n_not_comparable;
+    size_t n_regressions, n_noise, n_better, n_not_comparable, n_undetected;
+    size_t n_tested, n_rule; /* rows judged by the two-sample test / by today's rule (no samples) */
     char peak_note[640]; /* the first pair whose peaks differ, both named; "" none */
     char blas_note[192]; /* the BLAS cores, when they differ; "" none */
 } zb_cmp_result;
 
 /* Judges metric m of one pair of runs' metrics objects with tolerance `tol`
- * (relative % or absolute, as m says). The noise rule: a change worse than
- * the tolerance is noise, not a regression, when the new value lies inside
- * the base run's min-max spread or the base value inside the new run's. */
+ * (relative % or absolute, as m says); the change is that of the runs'
+ * figures. When both runs carry at least ZB_TWOSAMPLE_MIN_N samples of m
+ * (metrics.samples.<key>), the two-sample test decides: REGRESSION
+ * (better) only when the test finds NEW worse (better) at 5 % and the
+ * change is beyond the tolerance; a change beyond the tolerance the test
+ * does not support is ZB_VERDICT_UNDETECTED; within the tolerance, ok.
+ * Without samples, the noise rule: a change worse than the tolerance is
+ * noise, not a regression, when the new value lies inside the base run's
+ * min-max spread or the base value inside the new run's. A derived
+ * metric's verdict is set by zb_compare_docs from its source's row. */
 void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
                       const json_t *new_metrics, zb_cmp_row *row);
 

@@ -78,34 +78,56 @@ static void fmt_side(const zb_cmp_row *r, bool is_new, char *out, size_t n) {
     else fmt_value(is_new ? r->new_value : r->base, out, n);
 }
 
+/* What the verdict rests on: the test's p and ratio, the source metric, or
+ * today's rule for runs without samples. */
+static void fmt_basis(const zb_cmp_row *r, char *out, size_t n) {
+    if (r->verdict == ZB_VERDICT_NOT_MEASURED) snprintf(out, n, "-");
+    else if (r->basis == ZB_BASIS_SOURCE) snprintf(out, n, "as %s", r->m->derived_from);
+    else if (r->basis == ZB_BASIS_RULE) snprintf(out, n, "rule (no samples)");
+    else if (isfinite(r->ratio_lo)) {
+        snprintf(out, n, "U p=%.2g, x%.3f [%.3f, %.3f], n %zu/%zu", r->p, r->ratio, r->ratio_lo, r->ratio_hi,
+                 r->n_base_samples, r->n_new_samples);
+    } else {
+        snprintf(out, n, "U p=%.2g, n %zu/%zu", r->p, r->n_base_samples, r->n_new_samples);
+    }
+}
+
 static void summary_line(const zb_cmp_result *r, sbuf *b) {
     sb_printf(b, "%zu regression(s), %zu inside the runs' spread (noise), %zu better, in %zu comparison(s) of %zu "
                  "matched run(s)",
               r->n_regressions, r->n_noise, r->n_better, r->n_rows, r->n_pairs);
+    if (r->n_undetected) sb_printf(b, "; %zu changed beyond tolerance with no difference detectable", r->n_undetected);
     if (r->n_not_comparable) sb_printf(b, "; %zu not comparable (different peaks)", r->n_not_comparable);
+    sb_printf(b, "; %zu judged by the samples' test, %zu by the rule (no samples)", r->n_tested, r->n_rule);
 }
 
 static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
     sb_printf(b, "# zerobench compare: BASE %s, NEW %s: %zu matched run(s)\n", r->base_path, r->new_path, r->n_pairs);
-    sb_printf(b, "# change: %% of the base value (pp: points of a percentage); noise: worse than the tolerance "
-                 "but inside a run's min-max spread\n");
+    sb_printf(b, "# change: %% of the base value (pp: points of a percentage); with samples on both sides, a "
+                 "regression is a change beyond the tolerance that the Mann-Whitney U test finds at 5 %% (p; x: "
+                 "NEW/BASE with its 95 %% interval); derived metrics take their source's verdict\n");
+    if (r->n_rule) {
+        sb_printf(b, "# %zu comparison(s) without samples on both sides: today's rule (the tolerance; noise: worse "
+                     "than it but inside a run's min-max spread)\n", r->n_rule);
+    }
     /* Said before the table: what its MFU and times rest on differs. */
     if (r->peak_note[0]) sb_printf(b, "# %s\n", r->peak_note);
     if (r->blas_note[0]) sb_printf(b, "# %s\n", r->blas_note);
     zb_table *t = zb_table_new();
     if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
-    const char *heads[] = {"run", "metric", "unit", "base", "new", "change", "tolerance", "verdict"};
+    const char *heads[] = {"run", "metric", "unit", "base", "new", "change", "tolerance", "verdict", "judged by"};
     zb_status s = ZB_OK;
-    for (int c = 0; s == ZB_OK && c < 8; c++) {
-        s = zb_table_add_column(t, heads[c], NULL, c < 3 || c == 7 ? ZB_ALIGN_LEFT : ZB_ALIGN_RIGHT);
+    for (int c = 0; s == ZB_OK && c < 9; c++) {
+        s = zb_table_add_column(t, heads[c], NULL, c < 3 || c >= 7 ? ZB_ALIGN_LEFT : ZB_ALIGN_RIGHT);
     }
     for (size_t i = 0; s == ZB_OK && i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
-        char base[32], nw[32], delta[48], tol[48];
+        char base[32], nw[32], delta[48], tol[48], basis[96];
         fmt_side(row, false, base, sizeof base);
         fmt_side(row, true, nw, sizeof nw);
         fmt_delta(row, delta, sizeof delta);
         fmt_tol(row, tol, sizeof tol);
+        fmt_basis(row, basis, sizeof basis);
         s = zb_table_add_row(t);
         if (s == ZB_OK) {
             zb_table_set(t, 0, "%s", r->pairs[row->pair].label);
@@ -116,6 +138,7 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
             zb_table_set(t, 5, "%s", delta);
             zb_table_set(t, 6, "%s", tol);
             zb_table_set(t, 7, "%s", zb_verdict_name(row->verdict));
+            zb_table_set(t, 8, "%s", basis);
         }
     }
     /* the table prints to a stream: a memory stream gathers it */
@@ -161,20 +184,21 @@ static zb_status render_markdown(const zb_cmp_result *r, sbuf *b) {
         md_cell(b, notes[i]);
         sb_printf(b, "\n\n");
     }
-    sb_printf(b, "| run | metric | base | new | change | tolerance | verdict |\n");
-    sb_printf(b, "|---|---|---:|---:|---:|---:|---|\n");
+    sb_printf(b, "| run | metric | base | new | change | tolerance | verdict | judged by |\n");
+    sb_printf(b, "|---|---|---:|---:|---:|---:|---|---|\n");
     for (size_t i = 0; i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
-        char base[32], nw[32], delta[48], tol[48];
+        char base[32], nw[32], delta[48], tol[48], basis[96];
         fmt_side(row, false, base, sizeof base);
         fmt_side(row, true, nw, sizeof nw);
         fmt_delta(row, delta, sizeof delta);
         fmt_tol(row, tol, sizeof tol);
+        fmt_basis(row, basis, sizeof basis);
         bool bad = row->verdict == ZB_VERDICT_REGRESSION;
         sb_printf(b, "| ");
         md_cell(b, r->pairs[row->pair].label);
-        sb_printf(b, " | %s (%s) | %s | %s | %s | %s | %s%s%s |\n", row->m->key, row->m->unit, base, nw, delta, tol,
-                  bad ? "**" : "", zb_verdict_name(row->verdict), bad ? "**" : "");
+        sb_printf(b, " | %s (%s) | %s | %s | %s | %s | %s%s%s | %s |\n", row->m->key, row->m->unit, base, nw, delta,
+                  tol, bad ? "**" : "", zb_verdict_name(row->verdict), bad ? "**" : "", basis);
     }
     if (r->n_only_base || r->n_only_new) sb_printf(b, "\n");
     for (size_t i = 0; i < r->n_only_base; i++) {
@@ -196,11 +220,14 @@ static zb_status render_github(const zb_cmp_result *r, bool bigger, sbuf *b) {
     for (size_t i = 0; i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
         if (!row->have_new || (row->m->better == ZB_BETTER_HIGHER) != bigger) continue;
-        char name[224], extra[160], base[32], delta[48];
+        char name[224], extra[256], base[32], delta[48];
         snprintf(name, sizeof name, "%s / %s", r->pairs[row->pair].label, row->m->key);
         fmt_side(row, false, base, sizeof base);
         fmt_delta(row, delta, sizeof delta);
-        snprintf(extra, sizeof extra, "base %s, change %s, %s", base, delta, zb_verdict_name(row->verdict));
+        char basis[96];
+        fmt_basis(row, basis, sizeof basis);
+        snprintf(extra, sizeof extra, "base %s, change %s, %s (%s)", base, delta, zb_verdict_name(row->verdict),
+                 basis);
         json_t *o = json_object();
         if (!o) break;
         json_object_set_new(o, "name", json_string(name));

@@ -7,9 +7,14 @@
  * (a relative tolerance on an overlap near 0 would flag every rerun), wrong
  * elements 0. Metrics left out are derived from these (vs-sync, overhead),
  * counts fixed by a formula (comm bytes, FLOPs per token), spreads (their
- * own min/max) or not performance (loss, tracer losses). */
+ * own min/max) or not performance (loss, tracer losses). The last field
+ * names the metric a judged one is computed from in the same run: bandwidth
+ * and TFLOP/s are bytes or FLOPs over time_us, tokens/s and MFU/HFU are
+ * tokens or FLOPs over step_time_ms, overlap_min_pct is the least of
+ * overlap_pct's values; compare judges them by their source. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metric_table.h"
@@ -17,20 +22,20 @@
 static const zb_metric_def zb_metrics_judged[] = {
     /* collectives */
     {"time_us", "us", ZB_BETTER_LOWER, 5.0, false},
-    {"algbw_gbps", "GB/s", ZB_BETTER_HIGHER, 5.0, false},
-    {"busbw_gbps", "GB/s", ZB_BETTER_HIGHER, 5.0, false},
+    {"algbw_gbps", "GB/s", ZB_BETTER_HIGHER, 5.0, false, "time_us"},
+    {"busbw_gbps", "GB/s", ZB_BETTER_HIGHER, 5.0, false, "time_us"},
     {"direct_time_us", "us", ZB_BETTER_LOWER, 5.0, false},
     {"wrong", "elements", ZB_BETTER_LOWER, 0.0, true},
     /* gemm */
-    {"tflops", "TFLOP/s", ZB_BETTER_HIGHER, 5.0, false},
-    {"pct_peak", "%", ZB_BETTER_HIGHER, 4.0, true},
+    {"tflops", "TFLOP/s", ZB_BETTER_HIGHER, 5.0, false, "time_us"},
+    {"pct_peak", "%", ZB_BETTER_HIGHER, 4.0, true, "time_us"},
     /* step */
     {"step_time_ms", "ms", ZB_BETTER_LOWER, 5.0, false},
-    {"tokens_per_s", "tokens/s", ZB_BETTER_HIGHER, 5.0, false},
-    {"mfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true},
-    {"hfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true},
+    {"tokens_per_s", "tokens/s", ZB_BETTER_HIGHER, 5.0, false, "step_time_ms"},
+    {"mfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true, "step_time_ms"},
+    {"hfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true, "step_time_ms"},
     {"overlap_pct", "%", ZB_BETTER_HIGHER, 5.0, true},
-    {"overlap_min_pct", "%", ZB_BETTER_HIGHER, 10.0, true},
+    {"overlap_min_pct", "%", ZB_BETTER_HIGHER, 10.0, true, "overlap_pct"},
     {"hidden_pct", "%", ZB_BETTER_HIGHER, 10.0, true},
     {"exposed_comm_ms", "ms", ZB_BETTER_LOWER, 10.0, false},
     {"compute_ms", "ms", ZB_BETTER_LOWER, 5.0, false},
@@ -86,4 +91,20 @@ bool zb_metric_spread(const json_t *metrics, const char *key, double value, doub
     if (*lo > value) *lo = value; /* a spread always holds its own median */
     if (*hi < value) *hi = value;
     return has_lo || has_hi;
+}
+
+size_t zb_metric_samples(const json_t *metrics, const char *key, double **out) {
+    const json_t *arr = json_object_get(json_object_get(metrics, "samples"), key);
+    size_t n = json_array_size(arr), k = 0;
+    *out = NULL;
+    if (!n || !(*out = (double *)malloc(n * sizeof **out))) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_array_get(arr, i);
+        if (json_is_number(v) && isfinite(json_number_value(v))) (*out)[k++] = json_number_value(v);
+    }
+    if (!k) {
+        free(*out);
+        *out = NULL;
+    }
+    return k;
 }

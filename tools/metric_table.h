@@ -23,6 +23,10 @@ typedef struct zb_metric_def {
     zb_better better;
     double tolerance;     /* compare's default */
     bool absolute;        /* tolerance and delta in the metric's unit, not % */
+    /* A function of another judged metric of the same run (tokens/s and
+     * MFU of step time, bandwidth of time): compare gives it its source's
+     * verdict, so the two never disagree. NULL: judged on its own. */
+    const char *derived_from;
 } zb_metric_def;
 
 /* The definition of `key`, or NULL when the tools do not judge it. */
@@ -41,6 +45,12 @@ void zb_metric_names(char *out, size_t n);
  * overlap_pct: overlap_min_pct). A bound the run lacks is the value itself.
  * False when the run has neither bound. */
 bool zb_metric_spread(const json_t *metrics, const char *key, double value, double *lo, double *hi);
+
+/* The run's samples of metric `key` (the numbers of the array
+ * metrics.samples.<key>; anything else in it skipped), malloc'ed into
+ * *out (free() it); their count. 0 and *out NULL when the run has none or
+ * memory runs out (then judged as a run without samples). */
+size_t zb_metric_samples(const json_t *metrics, const char *key, double **out);
 
 /* The metric as a finite number; false when absent, null or not a number. */
 bool zb_metric_value(const json_t *metrics, const char *key, double *out);

@@ -50,15 +50,16 @@ cat >s_new.json <<'EOF'
 EOF
 cat >s_want.txt <<'EOF'
 # zerobench compare: BASE s_base.json, NEW s_new.json: 3 matched run(s)
-# change: % of the base value (pp: points of a percentage); noise: worse than the tolerance but inside a run's min-max spread
-#  run                                metric      unit     base   new     change  tolerance  verdict
-   gemm 8x8x8                         tflops      TFLOP/s     1    10  +900.00 %        5 %  better
-   allgather 4K out-of-place ranks=2  busbw_gbps  GB/s        1  1.01    +1.00 %        5 %  ok
-   gemm 8x8x8                         tflops      TFLOP/s     2     1   -50.00 %        5 %  REGRESSION
+# change: % of the base value (pp: points of a percentage); with samples on both sides, a regression is a change beyond the tolerance that the Mann-Whitney U test finds at 5 % (p; x: NEW/BASE with its 95 % interval); derived metrics take their source's verdict
+# 3 comparison(s) without samples on both sides: today's rule (the tolerance; noise: worse than it but inside a run's min-max spread)
+#  run                                metric      unit     base   new     change  tolerance  verdict     judged by
+   gemm 8x8x8                         tflops      TFLOP/s     1    10  +900.00 %        5 %  better      rule (no samples)
+   allgather 4K out-of-place ranks=2  busbw_gbps  GB/s        1  1.01    +1.00 %        5 %  ok          rule (no samples)
+   gemm 8x8x8                         tflops      TFLOP/s     2     1   -50.00 %        5 %  REGRESSION  rule (no samples)
 # only in BASE: gemm 8x8x8
 # only in BASE: allgather 4K in-place ranks=2
 # only in NEW: allgather 4K out-of-place ranks=4
-# 1 regression(s), 0 inside the runs' spread (noise), 1 better, in 3 comparison(s) of 3 matched run(s)
+# 1 regression(s), 0 inside the runs' spread (noise), 1 better, in 3 comparison(s) of 3 matched run(s); 0 judged by the samples' test, 3 by the rule (no samples)
 EOF
 timeout 30 "$ZB" compare s_base.json s_new.json >s.out 2>s.err
 check test $? -eq 1

@@ -3,7 +3,9 @@
 # step): each file against itself exits 0; a copy doctored to regress one
 # direction-aware metric (time and memory up; bandwidth, TFLOP/s, MFU,
 # overlap down) exits 1 naming that metric, and improving it exits 0; a
-# change inside the step's min-max spread is noise (exit 0); a tolerance
+# change inside the step's min-max spread is noise (exit 0); with samples
+# the two-sample test decides, derived metrics (bandwidth, TFLOP/s, MFU)
+# follow their source, a file without samples is judged by the rule; a tolerance
 # wide enough lets a regression pass; github-benchmark output parses with
 # name/unit/value per direction; markdown has a row per metric; unmatched
 # runs are listed; broken, missing, other-schema and mismatched files, an
@@ -39,7 +41,8 @@ for f in ag gemm step; do cmp 0 self_$f "$tmp/$f.json" "$tmp/$f.json"; done
 
 # doctor SRC DST BENCH METRIC FACTOR [MODE]: DST.base is SRC with the metric's
 # min-max spread (if any) narrowed to its value, DST the same with the metric
-# multiplied: a change no spread covers
+# and its samples (if any) multiplied: a change no spread covers and the
+# two-sample test finds
 doctor() {
   python3 - "$@" <<'PY'
 import json, sys
@@ -53,6 +56,8 @@ for out, f in ((dst + ".base", 1.0), (dst, float(factor))):
         m = r["metrics"]
         if r["bench"] == bench and (mode is None or r.get("mode") == mode) and m.get(key) is not None:
             m[key] *= f
+            if key in m.get("samples", {}):
+                m["samples"][key] = [v * f for v in m["samples"][key]]
             for k in spread:
                 if k in m:
                     m[k] = m[key]
@@ -71,11 +76,41 @@ while read -r file bench key worse better mode; do
   check grep -q "$key .*better" "$tmp/better_$key.out"
 done <<'EOF'
 ag allgather time_us 1.5 0.5
-ag allgather busbw_gbps 0.5 2
-gemm gemm tflops 0.5 2
+gemm gemm time_us 1.5 0.5
 step step step_time_ms 2 0.5 prefetch
+step step compute_ms 2 0.5 prefetch
 step step peak_mem_bytes 1.5 0.5 prefetch
 EOF
+# derived metrics take their source's verdict: bandwidth and TFLOP/s follow
+# time_us (moved alone, they are ok; with the time, they regress with it)
+for key in busbw_gbps tflops; do
+  file=ag; bench=allgather
+  [ $key = tflops ] && file=gemm && bench=gemm
+  doctor "$tmp/$file.json" "$tmp/d.json" $bench $key 0.5 || fail=1
+  cmp 0 alone_$key "$tmp/d.json.base" "$tmp/d.json"
+  check grep -q "$key .*ok .*as time_us" "$tmp/alone_$key.out"
+done
+doctor "$tmp/ag.json" "$tmp/d.json" allgather time_us 1.5 || fail=1
+cmp 1 with_time "$tmp/d.json.base" "$tmp/d.json"
+check grep -q "busbw_gbps .*+0.00 % .*REGRESSION .*as time_us" "$tmp/with_time.out"
+# the step's runs carry their samples; a file without them is judged by the rule, and says so
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+from zbcheck import check, finish
+d = sys.argv[1]
+doc = json.load(open(f"{d}/step.json"))
+for r in doc["runs"]:
+    s = r["metrics"]["samples"]
+    check(len(s["step_time_ms"]) == 3 and all(v > 0 for v in s["step_time_ms"]), "3 step time samples")
+    check(len(s["compute_ms"]) == 6, "compute samples: 3 steps x 2 ranks")
+    check(min(s["step_time_ms"]) == r["metrics"]["step_time_min_ms"], "the samples hold the min")
+    del r["metrics"]["samples"]
+json.dump(doc, open(f"{d}/nosamples.json", "w"))
+finish("samples")
+PY
+cmp 0 nosamples "$tmp/nosamples.json" "$tmp/step.json"
+check grep -q "without samples on both sides: today's rule" "$tmp/nosamples.out"
+check grep -q "step_time_ms .*ok .*rule (no samples)" "$tmp/nosamples.out"
 # percentages in points (MFU, overlap): prefetch's set 30 points below or above 50
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
@@ -88,14 +123,27 @@ for key in ("overlap_pct", "mfu_pct"):
                 r["metrics"][key] = value
                 if key == "overlap_pct":
                     r["metrics"]["overlap_min_pct"] = value  # its spread moves with it
+                    r["metrics"]["samples"][key] = [value] * 6  # and its samples (3 steps x 2 ranks)
         json.dump(doc, open(f"{d}/{key}_{name}.json", "w"))
 PY
-for key in overlap_pct mfu_pct; do
-  cmp 1 ${key}_worse "$tmp/${key}_base.json" "$tmp/${key}_worse.json"
-  check grep -q "$key .*-30.00 pp .*REGRESSION" "$tmp/${key}_worse.out"
-  cmp 0 ${key}_better "$tmp/${key}_base.json" "$tmp/${key}_better.json"
-  check grep -q "$key .*+30.00 pp .*better" "$tmp/${key}_better.out"
-done
+cmp 1 overlap_pct_worse "$tmp/overlap_pct_base.json" "$tmp/overlap_pct_worse.json"
+check grep -q "overlap_pct .*-30.00 pp .*REGRESSION .*U p=" "$tmp/overlap_pct_worse.out"
+cmp 0 overlap_pct_better "$tmp/overlap_pct_base.json" "$tmp/overlap_pct_better.json"
+check grep -q "overlap_pct .*+30.00 pp .*better" "$tmp/overlap_pct_better.out"
+# MFU is a function of the step time: moved alone it takes the step time's verdict
+cmp 0 mfu_pct_worse "$tmp/mfu_pct_base.json" "$tmp/mfu_pct_worse.json"
+check grep -q "mfu_pct .*-30.00 pp .*ok .*as step_time_ms" "$tmp/mfu_pct_worse.out"
+# the figure moved beyond the tolerance, its samples did not: not detectable, exit 0
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/step.json"))
+for r in doc["runs"]:
+    r["metrics"]["compute_ms"] *= 1.5
+json.dump(doc, open(f"{d}/undetected.json", "w"))
+PY
+cmp 0 undetected "$tmp/step.json" "$tmp/undetected.json"
+check grep -q "compute_ms .*+50.00 % .*no difference detectable .*U p=1" "$tmp/undetected.out"
 # a tolerance wider than the change lets it pass; the last one given wins
 doctor "$tmp/ag.json" "$tmp/t.json" allgather time_us 1.5 || fail=1
 cmp 0 tol_wide "$tmp/ag.json" "$tmp/t.json" --tolerance time_us=60,busbw_gbps=60 --tolerance algbw_gbps=60

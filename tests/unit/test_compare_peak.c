@@ -2,7 +2,8 @@
  * are judged only between runs measured against the same peak (meta.peak's
  * figure and basis, else the runs' peak_source); otherwise they are "not
  * comparable (different peaks)", not a regression, and a line names both
- * peaks. A BLAS core that differs is named. Nothing is timed. */
+ * peaks. MFU and HFU take their source step time's verdict. A BLAS core
+ * that differs is named. Nothing is timed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,12 +70,18 @@ static outcome run_compare(json_t *b, json_t *n) {
 }
 
 int main(void) {
-    /* Same peak (one cached measurement): MFU judged; 10 points worse regresses. */
-    outcome o = run_compare(doc(40, 10, PEAK_A, "SkylakeX", NULL), doc(30, 10, PEAK_A, "SkylakeX", NULL));
-    ZB_CHECK(o.mfu == ZB_VERDICT_REGRESSION && o.regressions == 2 && o.not_comparable == 0);
+    /* Same peak (one cached measurement): MFU judged, by its source step
+     * time (10 -> 13.4 ms, MFU 40 -> 30 %): step, MFU and HFU regress. */
+    outcome o = run_compare(doc(40, 10, PEAK_A, "SkylakeX", NULL), doc(30, 13.4, PEAK_A, "SkylakeX", NULL));
+    ZB_CHECK(o.mfu == ZB_VERDICT_REGRESSION && o.step == ZB_VERDICT_REGRESSION && o.regressions == 3 &&
+             o.not_comparable == 0);
+    ZB_CHECK_MSG(strstr(o.text, "as step_time_ms"), "text:\n%s", o.text);
+    /* MFU moved with no change of step time: one measurement, one verdict (ok). */
+    o = run_compare(doc(40, 10, PEAK_A, NULL, NULL), doc(30, 10, PEAK_A, NULL, NULL));
+    ZB_CHECK(o.mfu == ZB_VERDICT_OK && o.hfu == ZB_VERDICT_OK && o.regressions == 0);
     ZB_CHECK(o.peak_note[0] == '\0' && o.blas_note[0] == '\0' && !strstr(o.text, "different"));
     /* The run that measured and the run that reused its measurement: one peak. */
-    o = run_compare(doc(40, 10, PEAK_A2, NULL, NULL), doc(30, 10, PEAK_A, NULL, NULL));
+    o = run_compare(doc(40, 10, PEAK_A2, NULL, NULL), doc(30, 13.4, PEAK_A, NULL, NULL));
     ZB_CHECK(o.mfu == ZB_VERDICT_REGRESSION && o.not_comparable == 0);
 
     /* Different peaks, slower kernel, "better" MFU: not judged, not failed,
@@ -97,10 +104,10 @@ int main(void) {
     o = run_compare(doc(40, 10, NULL, NULL, "measured 99.4"), doc(30, 10, NULL, NULL, "measured 85.2"));
     ZB_CHECK(o.mfu == ZB_VERDICT_NOT_COMPARABLE && strstr(o.peak_note, "BASE measured 99.4; NEW measured 85.2"));
     o = run_compare(doc(40, 10, NULL, NULL, "profile h100_sxm bf16_flops"),
-                    doc(30, 10, NULL, NULL, "profile h100_sxm bf16_flops"));
+                    doc(30, 13.4, NULL, NULL, "profile h100_sxm bf16_flops"));
     ZB_CHECK(o.mfu == ZB_VERDICT_REGRESSION);
     /* Nothing known about either peak: judged as before. */
-    o = run_compare(doc(40, 10, NULL, NULL, NULL), doc(30, 10, NULL, NULL, NULL));
+    o = run_compare(doc(40, 10, NULL, NULL, NULL), doc(30, 13.4, NULL, NULL, NULL));
     ZB_CHECK(o.mfu == ZB_VERDICT_REGRESSION && o.peak_note[0] == '\0');
     /* A peak source holding a newline or an escape is shown escaped. */
     o = run_compare(doc(40, 10, NULL, NULL, "a\nb\033[2J"), doc(30, 10, NULL, NULL, "c"));

@@ -1,5 +1,6 @@
 /* The judging of compare and accept on synthetic results (no benchmark
- * runs): compare's direction, tolerance and noise rule per metric; run
+ * runs): compare's direction, tolerance and noise rule per metric, its two-sample
+ * test where runs carry samples, derived metrics following their source; run
  * identity and pairing; accept's metric checks (worst selected run, sizes
  * below min_size_bytes ignored, best and median of repeats) and straggler
  * checks from per_rank figures (a slowed rank named, by node, absent
@@ -12,6 +13,7 @@
 
 #include "accept.h"
 #include "compare.h"
+#include "rng.h"
 #include "run_identity.h"
 #include "zb_test.h"
 
@@ -30,6 +32,78 @@ static zb_verdict judge(const char *key, double tol, const char *base, const cha
     json_decref(b);
     json_decref(n);
     return row.verdict;
+}
+
+/* A step_time_ms metrics object: figure `fig`, n samples centre * (1 + 2 %
+ * noise) from `seed`, as a run writes them (metrics.samples). */
+static json_t *step_with_samples(double fig, double centre, size_t n, uint64_t seed) {
+    json_t *arr = json_array();
+    uint64_t st = seed;
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(arr, json_real(centre * (1.0 + 0.02 * zb_uniform_pm1(zb_splitmix_next(&st)))));
+    }
+    return json_pack("{s:f, s:{s:o}}", "step_time_ms", fig, "samples", "step_time_ms", arr);
+}
+
+static zb_cmp_row judge_samples(json_t *b, json_t *n) {
+    zb_cmp_row row;
+    memset(&row, 0, sizeof row);
+    zb_compare_judge(zb_metric_find("step_time_ms"), 5, b, n, &row);
+    json_decref(b);
+    json_decref(n);
+    return row;
+}
+
+/* With samples on both sides the two-sample test decides (tolerance 5 %). */
+static void test_compare_samples(void) {
+    /* 10 % slower, 2 % noise, 20 steps each: found, a regression */
+    zb_cmp_row r = judge_samples(step_with_samples(100, 100, 20, 1), step_with_samples(110, 110, 20, 2));
+    ZB_CHECK(r.verdict == ZB_VERDICT_REGRESSION && r.basis == ZB_BASIS_TEST && r.p < 0.001);
+    ZB_CHECK(r.n_base_samples == 20 && r.n_new_samples == 20 && r.ratio_lo > 1.0 && r.ratio_hi > 1.05);
+    /* 10 % faster: better */
+    r = judge_samples(step_with_samples(100, 100, 20, 1), step_with_samples(90, 90, 20, 2));
+    ZB_CHECK(r.verdict == ZB_VERDICT_BETTER && r.basis == ZB_BASIS_TEST);
+    /* the same distribution: ok */
+    r = judge_samples(step_with_samples(100, 100, 20, 1), step_with_samples(100, 100, 20, 3));
+    ZB_CHECK(r.verdict == ZB_VERDICT_OK && r.basis == ZB_BASIS_TEST && r.p > 0.05);
+    /* a significant 3 % shift is within the tolerance: ok */
+    r = judge_samples(step_with_samples(100, 100, 20, 1), step_with_samples(103, 103, 20, 2));
+    ZB_CHECK(r.verdict == ZB_VERDICT_OK);
+    /* the figure 10 % up, the samples the same: no difference detectable, not a regression */
+    r = judge_samples(step_with_samples(100, 100, 20, 1), step_with_samples(110, 100, 20, 1));
+    ZB_CHECK(r.verdict == ZB_VERDICT_UNDETECTED && r.p == 1.0);
+    ZB_CHECK(!strcmp(zb_verdict_name(ZB_VERDICT_UNDETECTED), "no difference detectable"));
+    /* fewer than ZB_TWOSAMPLE_MIN_N samples on a side: today's rule */
+    r = judge_samples(step_with_samples(100, 100, 4, 1), step_with_samples(110, 110, 20, 2));
+    ZB_CHECK(r.verdict == ZB_VERDICT_REGRESSION && r.basis == ZB_BASIS_RULE);
+}
+
+/* Derived metrics take their source's verdict: a step time called noise and
+ * its tokens/s called a regression was two verdicts on one measurement. */
+static void test_compare_derived(void) {
+    ZB_CHECK(!strcmp(zb_metric_find("tokens_per_s")->derived_from, "step_time_ms"));
+    ZB_CHECK(!strcmp(zb_metric_find("mfu_pct")->derived_from, "step_time_ms"));
+    ZB_CHECK(!strcmp(zb_metric_find("busbw_gbps")->derived_from, "time_us"));
+    ZB_CHECK(zb_metric_find("step_time_ms")->derived_from == NULL);
+    /* the case: step time inside the base's spread (noise), tokens/s 15 % down */
+    json_t *b = parse("{\"schema\": \"zerobench/1\", \"runs\": [{\"bench\": \"step\", \"model\": \"tiny\", \"metrics\": "
+                      "{\"step_time_ms\": 10, \"step_time_min_ms\": 8, \"step_time_max_ms\": 13, "
+                      "\"tokens_per_s\": 1000, \"mfu_pct\": 40}}]}");
+    json_t *n = parse("{\"schema\": \"zerobench/1\", \"runs\": [{\"bench\": \"step\", \"model\": \"tiny\", \"metrics\": "
+                      "{\"step_time_ms\": 11.5, \"tokens_per_s\": 870, \"mfu_pct\": 34.8}}]}");
+    zb_cmp_result r;
+    memset(&r, 0, sizeof r);
+    r.base_path = "b.json";
+    r.new_path = "n.json";
+    ZB_CHECK_OK(zb_compare_docs(b, n, NULL, 0, &r));
+    ZB_CHECK(r.n_rows == 3 && r.n_regressions == 0 && r.n_noise == 3 && r.n_rule == 1);
+    for (size_t i = 0; i < r.n_rows; i++) {
+        ZB_CHECK(r.rows[i].verdict == ZB_VERDICT_NOISE);
+        ZB_CHECK(r.rows[i].basis == (i ? ZB_BASIS_SOURCE : ZB_BASIS_RULE));
+    }
+    zb_compare_result_free(&r);
+    json_decref(b);
+    json_decref(n);
 }
 
 static void test_compare_judge(void) {
@@ -203,6 +277,8 @@ static void test_accept_straggler(void) {
 
 int main(void) {
     test_compare_judge();
+    test_compare_samples();
+    test_compare_derived();
     test_identity();
     test_accept_metric();
     test_accept_straggler();
