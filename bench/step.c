@@ -5,6 +5,7 @@
  * smaller than the number of ranks, not enough memory) before allocating
  * anything, then runs and reports. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "step.h"
@@ -102,7 +103,9 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     for (int s = first_stage; s <= last_stage; s++) {
         for (int i = 0; i < n_modes; i++) ZB_TRY(check_fits(ctx, &plan, s, modes[i]));
     }
-    zb_step_stats runs[8];
+    /* on the heap: each run holds its samples (ZB_STEP_MAX_SAMPLES per figure) */
+    zb_step_stats *runs = (zb_step_stats *)calloc(8, sizeof *runs);
+    if (!runs) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the step's runs");
     int n_runs = 0;
     zb_status st = ZB_OK;
     for (int s = first_stage; s <= last_stage && st == ZB_OK; s++) {
@@ -120,6 +123,7 @@ static zb_status step_run_all(zb_bench_ctx *ctx) {
     }
     if (st == ZB_OK) st = zb_step_report(ctx, &plan, runs, n_runs);
     for (int i = 0; i < n_runs; i++) zb_step_stats_release(&runs[i]);
+    free(runs);
     return st;
 }
 
