@@ -112,8 +112,9 @@ static zb_status run_nodes(zb_bench_ctx *ctx, zb_rows *rows, int nodes, int per_
         plan.engine.stage = cells[i].stage;
         plan.engine.mode = cells[i].mode;
         zb_step_stats r;
-        st = zb_step_run(ctx, &plan, &r);
+        st = zb_step_run(ctx, &plan, &r); /* its first act zeroes r, so release is safe on failure */
         if (st == ZB_OK) st = add_row(rows, ctx, &plan, &cells[i], nodes, per_node, &r, mem);
+        zb_step_stats_release(&r); /* the row holds copies */
     }
     ctx->comm = run_comm;
     ctx->world_ranks = run_ranks;
