@@ -78,6 +78,7 @@
  *   mask, head mapping or scale is off by the values themselves); the
  *   sampled rows check them element by element (measured: 7.7e-3 at
  *   most). */
+#include "attention_mags.h"
 #include "cuda_kernel_check.h"
 
 #include "backend_select.h"
@@ -139,51 +140,6 @@ static int sdpa_ran(const char *op, zb_status st) {
     return gc_ran(op, cudaSuccess, S);
 }
 
-/* ---- magnitudes of the full reference -------------------------------------------- */
-/* mag_i of every output (see the top comment): with a_ij = sum_d |dout_id v_jd|,
- * b_i = sum_j p_ij a_ij, e_ij = scale p_ij (a_ij + b_i):
- * out sum_j p_ij |v_j|, dq sum_j e_ij |k_j|, dk sum_i e_ij |q_i|, dv sum_i p_ij |dout_i|,
- * lse 1 + M_i + ln(i + 1). The m_* buffers start at zero. */
-static void full_mags(int B, int T, int H, int KVH, int D, const float *q, const float *k,
-                      const float *v, const float *dout, const float *p, double *m_out,
-                      double *m_lse, double *m_dq, double *m_dk, double *m_dv) {
-    int rep = H / KVH;
-    double scale = 1.0 / sqrt((double)D);
-    size_t qrow = (size_t)H * D, kvrow = (size_t)KVH * D;
-    double *a = h_d((size_t)T);
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < H; h++) {
-            for (int i = 0; i < T; i++) {
-                size_t qoff = ((size_t)b * T + i) * qrow + (size_t)h * D;
-                const float *pr = p + (((size_t)b * H + h) * T + i) * T;
-                double bi = 0.0, M = 0.0;
-                for (int j = 0; j <= i; j++) {
-                    size_t kvoff = ((size_t)b * T + j) * kvrow + (size_t)(h / rep) * D;
-                    double s = 0.0;
-                    a[j] = 0.0;
-                    for (int d = 0; d < D; d++) {
-                        a[j] += fabs((double)dout[qoff + d] * v[kvoff + d]);
-                        s += fabs((double)q[qoff + d] * k[kvoff + d]);
-                    }
-                    if (s > M) M = s;
-                    bi += pr[j] * a[j];
-                }
-                m_lse[((size_t)b * H + h) * T + i] = 1.0 + scale * M + log((double)i + 1.0);
-                for (int j = 0; j <= i; j++) {
-                    size_t kvoff = ((size_t)b * T + j) * kvrow + (size_t)(h / rep) * D;
-                    double e = scale * pr[j] * (a[j] + bi);
-                    for (int d = 0; d < D; d++) {
-                        m_out[qoff + d] += pr[j] * fabs((double)v[kvoff + d]);
-                        m_dq[qoff + d] += e * fabs((double)k[kvoff + d]);
-                        m_dk[kvoff + d] += e * fabs((double)q[qoff + d]);
-                        m_dv[kvoff + d] += pr[j] * fabs((double)dout[qoff + d]);
-                    }
-                }
-            }
-        }
-    }
-}
-
 /* ---- small and mid shapes: the full CPU reference ----------------------------------- */
 /* may_refuse: cuDNN may refuse this shape (reported, not a failure). */
 static void check_full(int B, int T, int H, int KVH, int D, int may_refuse) {
@@ -221,7 +177,7 @@ static void check_full(int B, int T, int H, int KVH, int D, int may_refuse) {
     ZB_CHECK_OK(zb_cpu_attention_lse(lse_c, q, k, B, T, H, KVH, D));
     ZB_CHECK_OK(zb_cpu_attention_bwd(dq_c, dk_c, dv_c, dout, q, k, v, p_c, B, T, H, KVH, D));
     double *m_out = h_d(nq), *m_lse = h_d(nl), *m_dq = h_d(nq), *m_dk = h_d(nkv), *m_dv = h_d(nkv);
-    full_mags(B, T, H, KVH, D, q, k, v, dout, p_c, m_out, m_lse, m_dq, m_dk, m_dv);
+    attention_mags(B, T, H, KVH, D, q, k, v, dout, p_c, m_out, m_lse, m_dq, m_dk, m_dv);
     check_dev_s(named("out", B, T, H, KVH, D), d_out, out_c, m_out, nq, SDPA_OUT);
     check_dev(named("lse", B, T, H, KVH, D), d_lse, lse_c, m_lse, nl, lse_bound(T, D));
     if (bwd_ok) {
