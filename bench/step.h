@@ -82,7 +82,7 @@ typedef struct zb_step_stats {
     const char *stopped_by; /* why the pairs ended: zb_pairs_stop_name */
     double precision_pct;   /* the target the pairs ran for (0: fixed) */
     zb_paired step_diff_ms, hidden, slowdown;
-    /* Per rank, every rank holding all (step_ranks.c): rank r's median over
+    /* Per rank, rank 0 holding all (step_gather.c): rank r's median over
      * the measured steps of its own step time, overlap, exposed comm,
      * compute and comm time at per_rank[r * ZB_STEP_RANK_FIGS + k], k in
      * zb_step_rank_keys order; NULL until measured (zb_step_stats_release
@@ -165,12 +165,6 @@ void zb_step_paired_reading(const zb_step_stats *r, char *buf, size_t n);
  * returns how many were written to f (at most ZB_STEP_PAIRED_FIELDS). */
 #define ZB_STEP_PAIRED_FIELDS 16
 int zb_step_paired_fields(zb_field *f, const zb_step_stats *r);
-/* Collective: each rank's medians over its `steps` measured values of
- * figs[k] (zb_step_rank_keys order), gathered to every rank into
- * out->per_rank with the ranks' hosts and nodes (out->places), and the
- * worst rank's overlap and exposed comm. */
-zb_status zb_step_gather_ranks(zb_bench_ctx *ctx, const double *const figs[ZB_STEP_RANK_FIGS], int steps,
-                               zb_step_stats *out);
 void zb_step_stats_release(zb_step_stats *s);
 
 

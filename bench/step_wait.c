@@ -12,36 +12,6 @@
 #include "overlap.h"
 #include "wait.h"
 
-enum { N_RANK_VALUES = 5 }; /* exp_wait, exp_xfer, wait, xfer, last_pct: the first arrays of the block */
-
-zb_status zb_step_wait_init(zb_step_wait_acc *a, int steps) {
-    memset(a, 0, sizeof *a);
-    a->steps = steps;
-    a->used = steps;
-    size_t per = (size_t)(steps > 0 ? steps : 1);
-    size_t n = per * (N_RANK_VALUES + 2 * ZB_COLL_COUNT);
-    a->block = (double *)malloc(n * sizeof(double));
-    if (!a->block) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the step's wait statistics");
-    for (size_t i = 0; i < n; i++) a->block[i] = NAN;
-    double *p = a->block;
-    double **rank_arrays[N_RANK_VALUES] = {&a->exp_wait, &a->exp_xfer, &a->wait, &a->xfer, &a->last_pct};
-    for (int i = 0; i < N_RANK_VALUES; i++, p += per) *rank_arrays[i] = p;
-    for (int k = 0; k < ZB_COLL_COUNT; k++) {
-        a->skew[k] = p;
-        p += per;
-        a->transfer[k] = p;
-        p += per;
-        a->skew_max[k] = NAN;
-        a->transfer_min[k] = NAN;
-    }
-    return ZB_OK;
-}
-
-void zb_step_wait_acc_free(zb_step_wait_acc *a) {
-    free(a->block);
-    a->block = NULL;
-}
-
 void zb_step_wait_free(zb_step_wait_stats *s) {
     free(s->per_rank);
     s->per_rank = NULL;
@@ -116,8 +86,7 @@ static zb_status gather_arrivals(zb_bench_ctx *ctx, const zb_trace_record *recs,
     return ZB_OK;
 }
 
-zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r,
-                               zb_step_wait_acc *a, int m) {
+zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r, double *row) {
     zb_trace *t = ctx->dev->cfg.trace;
     int me = ctx->topo.rank, n = ctx->topo.n_ranks;
     size_t n_recs = t->n_records - first_record;
@@ -152,13 +121,13 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
         int64_t lo = INT64_MAX, hi = INT64_MIN, end_max = INT64_MIN;
         int last_rank = 0;
         for (int q = 0; q < n; q++) {
-            const int64_t *row = av.all + (size_t)q * 3 * k;
-            if (row[j] < lo) lo = row[j];
-            if (row[j] > hi) {
-                hi = row[j];
+            const int64_t *arr = av.all + (size_t)q * 3 * k;
+            if (arr[j] < lo) lo = arr[j];
+            if (arr[j] > hi) {
+                hi = arr[j];
                 last_rank = q;
             }
-            if (row[k + j] > end_max) end_max = row[k + j];
+            if (arr[k + j] > end_max) end_max = arr[k + j];
         }
         last[j] = hi - off; /* back on this rank's clock */
         n_last += last_rank == me;
@@ -168,24 +137,25 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
         vals[(size_t)kind * 2 * k + (size_t)count[kind]] = skew_ms;
         vals[(size_t)kind * 2 * k + k + (size_t)count[kind]] = xfer_ms;
         count[kind]++;
-        if (isnan(a->skew_max[kind]) || skew_ms > a->skew_max[kind]) a->skew_max[kind] = skew_ms;
-        if (isnan(a->transfer_min[kind]) || xfer_ms < a->transfer_min[kind]) a->transfer_min[kind] = xfer_ms;
     }
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
         if (!count[q]) continue;
-        a->count[q] = count[q];
-        a->skew[q][m] = zb_median(vals + (size_t)q * 2 * k, (size_t)count[q]);
-        a->transfer[q][m] = zb_median(vals + (size_t)q * 2 * k + k, (size_t)count[q]);
+        double *skews = vals + (size_t)q * 2 * k, *xfers = skews + k;
+        row[ZB_STEP_KIND_FIELD(q, ZB_SK_COUNT)] = count[q];
+        row[ZB_STEP_KIND_FIELD(q, ZB_SK_SKEW_MAX_MS)] = zb_max(skews, (size_t)count[q]);
+        row[ZB_STEP_KIND_FIELD(q, ZB_SK_XFER_MIN_MS)] = zb_min(xfers, (size_t)count[q]);
+        row[ZB_STEP_KIND_FIELD(q, ZB_SK_SKEW_MS)] = zb_median(skews, (size_t)count[q]);
+        row[ZB_STEP_KIND_FIELD(q, ZB_SK_XFER_MS)] = zb_median(xfers, (size_t)count[q]);
     }
     free(vals);
     zb_wait_split ws;
     st = zb_wait_split_compute(recs, n_recs, r->start_ns, r->end_ns + 1, idx, last, k, &ws);
     if (st == ZB_OK) {
-        a->exp_wait[m] = (double)ws.exposed_wait_ns / 1e6;
-        a->exp_xfer[m] = (double)ws.exposed_transfer_ns / 1e6;
-        a->wait[m] = (double)ws.wait_ns / 1e6;
-        a->xfer[m] = (double)ws.transfer_ns / 1e6;
-        a->last_pct[m] = 100.0 * n_last / (double)k;
+        row[ZB_SF_EXP_WAIT_MS] = (double)ws.exposed_wait_ns / 1e6;
+        row[ZB_SF_EXP_XFER_MS] = (double)ws.exposed_transfer_ns / 1e6;
+        row[ZB_SF_WAIT_MS] = (double)ws.wait_ns / 1e6;
+        row[ZB_SF_TRANSFER_MS] = (double)ws.transfer_ns / 1e6;
+        row[ZB_SF_LAST_PCT] = 100.0 * n_last / (double)k;
     }
     free(last);
     free(idx);
@@ -193,55 +163,26 @@ zb_status zb_step_wait_measure(zb_bench_ctx *ctx, size_t first_record, const zb_
     return st;
 }
 
-zb_status zb_step_wait_summarize(zb_bench_ctx *ctx, zb_step_wait_acc *a, zb_step_wait_stats *out) {
-    /* steps: each array's stride; used: the measured steps summarized */
-    int n = ctx->topo.n_ranks, steps = a->steps, used = a->used;
+zb_status zb_step_wait_take(const zb_step_summary *sum, const zb_step_rank_summary *per_rank, zb_step_wait_stats *out) {
     memset(out, 0, sizeof *out);
+    int n = sum->n_ranks;
     out->n_ranks = n;
-    size_t per = (size_t)steps * N_RANK_VALUES;
-    double *all = (double *)malloc(per * (size_t)n * sizeof(double));
-    double *scratch = (double *)malloc((size_t)steps * (size_t)n * sizeof(double) + sizeof(double));
-    out->per_rank = (zb_wait_rank *)calloc((size_t)n, sizeof(zb_wait_rank));
+    out->per_rank = (zb_wait_rank *)calloc((size_t)(n > 0 ? n : 1), sizeof(zb_wait_rank));
     /* Not agreed on: this rank's failure ends the job (main aborts). */
-    if (!all || !scratch || !out->per_rank) {
-        free(all);
-        free(scratch);
-        zb_step_wait_free(out);
-        return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory summarizing the wait statistics of %d ranks", n);
+    if (!out->per_rank) return ZB_FAIL(ZB_ERR_NOMEM, "out of host memory for the wait statistics of %d ranks", n);
+    for (int r = 0; r < n && per_rank; r++) {
+        const zb_step_rank_summary *p = &per_rank[r];
+        zb_wait_rank w = {p->wait_ms, p->transfer_ms, p->exposed_wait_ms, p->exposed_transfer_ms, p->last_arrival_pct};
+        out->per_rank[r] = w;
     }
-    zb_status st = zb_mpi_allgather_bounded(a->block, all, (int)per, MPI_DOUBLE, MPI_COMM_WORLD,
-                                            "gathering the wait statistics", ctx->cfg->timeout_s);
-    if (st != ZB_OK) return st; /* a timeout: the buffers may still be MPI's */
-    for (int r = 0; r < n; r++) {
-        double *v[N_RANK_VALUES] = {&out->per_rank[r].exposed_wait_ms, &out->per_rank[r].exposed_transfer_ms,
-                                    &out->per_rank[r].wait_ms, &out->per_rank[r].transfer_ms,
-                                    &out->per_rank[r].last_arrival_pct};
-        for (int i = 0; i < N_RANK_VALUES; i++) {
-            memcpy(scratch, all + (size_t)r * per + (size_t)i * (size_t)steps, (size_t)used * sizeof(double));
-            *v[i] = zb_median(scratch, (size_t)used);
-        }
-    }
-    double *agg[2] = {&out->exposed_wait_ms, &out->exposed_transfer_ms};
-    for (int i = 0; i < 2; i++) {
-        for (int r = 0; r < n; r++) {
-            memcpy(scratch + (size_t)r * (size_t)used, all + (size_t)r * per + (size_t)i * (size_t)steps,
-                   (size_t)used * sizeof(double));
-        }
-        *agg[i] = zb_median(scratch, (size_t)used * (size_t)n);
-    }
-    out->measured = !isnan(out->exposed_wait_ms);
+    out->measured = sum->wait_measured;
+    out->exposed_wait_ms = sum->exposed_wait_ms;
+    out->exposed_transfer_ms = sum->exposed_transfer_ms;
     for (int q = 0; q < ZB_COLL_COUNT; q++) {
-        zb_wait_kind *w = &out->kinds[q];
-        w->count_per_step = a->count[q];
-        memcpy(scratch, a->skew[q], (size_t)used * sizeof(double));
-        w->arrival_skew_ms = zb_median(scratch, (size_t)used);
-        memcpy(scratch, a->transfer[q], (size_t)used * sizeof(double));
-        w->transfer_ms = zb_median(scratch, (size_t)used);
-        w->arrival_skew_max_ms = a->skew_max[q];
-        w->transfer_min_ms = a->transfer_min[q];
+        const zb_step_kind_summary *k = &sum->kinds[q];
+        zb_wait_kind w = {k->count_per_step, k->skew_ms, k->skew_max_ms, k->transfer_ms, k->transfer_min_ms};
+        out->kinds[q] = w;
     }
-    free(all);
-    free(scratch);
     return ZB_OK;
 }
 

@@ -3,9 +3,10 @@
  * record, clocks aligned by clock_sync), its arrival skew (last arrival -
  * first) and transfer (last arrival to the last rank's completion), and each
  * rank's comm split into wait and transfer parts (harness/metrics/wait.h),
- * exposed or hidden behind compute. Summaries: the exposed wait and exposed
- * transfer (median over steps and ranks, as exposed comm), per collective
- * kind (mean per instance, median over steps), and per rank (median over
+ * exposed or hidden behind compute, into the step's row. Summaries
+ * (harness/metrics/step_summary.h): the exposed wait and exposed transfer
+ * (median over steps and ranks, as exposed comm), per collective kind
+ * (median per instance, median over steps), and per rank (median over
  * steps of the rank's own values). */
 #ifndef ZB_STEP_WAIT_H
 #define ZB_STEP_WAIT_H
@@ -16,6 +17,7 @@
 #include "comm.h"
 #include "engine.h"
 #include "report.h"
+#include "step_summary.h"
 #include "trace.h"
 
 #ifdef __cplusplus
@@ -46,27 +48,17 @@ typedef struct zb_step_wait_stats {
     int n_ranks;
 } zb_step_wait_stats;
 
-/* Per-step values while a run goes on. */
-typedef struct zb_step_wait_acc {
-    int steps;                              /* each array's length */
-    int used;                               /* steps measured into them (<= steps; init: steps) */
-    double *block;                          /* one allocation for all arrays below */
-    double *exp_wait, *exp_xfer, *wait, *xfer, *last_pct; /* [steps] this rank */
-    double *skew[ZB_COLL_COUNT], *transfer[ZB_COLL_COUNT]; /* [steps] per kind, the same on every rank */
-    double skew_max[ZB_COLL_COUNT], transfer_min[ZB_COLL_COUNT];
-    int count[ZB_COLL_COUNT];
-} zb_step_wait_acc;
+/* Measures one step (collective: every rank, every measured step) from
+ * this rank's records [first_record, ...) in the step's window: the
+ * collectives' arrivals are gathered (each rank's clock reading of the same
+ * instance is needed while its records exist), and this rank's wait split
+ * and the per-kind skew and transfer go into its step row (step_summary.h;
+ * left NaN when the ranks did not trace the same collectives). */
+zb_status zb_step_wait_measure(struct zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r, double *row);
 
-zb_status zb_step_wait_init(zb_step_wait_acc *a, int steps);
-void zb_step_wait_acc_free(zb_step_wait_acc *a);
-
-/* Measures measured step m (collective: every rank, every step) from this
- * rank's records [first_record, ...) in the step's window. */
-zb_status zb_step_wait_measure(struct zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r,
-                               zb_step_wait_acc *a, int m);
-
-/* The run's summary (collective). */
-zb_status zb_step_wait_summarize(struct zb_bench_ctx *ctx, zb_step_wait_acc *a, zb_step_wait_stats *out);
+/* The run's wait statistics from its summary (pure): per kind, the
+ * aggregate and each rank's (per_rank: [sum->n_ranks], may be NULL). */
+zb_status zb_step_wait_take(const zb_step_summary *sum, const zb_step_rank_summary *per_rank, zb_step_wait_stats *out);
 void zb_step_wait_free(zb_step_wait_stats *s);
 
 /* The table's notes for one run (rank 0): each collective kind's arrival

@@ -15,6 +15,7 @@
 #include "accept.h"
 #include "registry.h"
 #include "run_identity.h"
+#include "stragglers.h"
 
 void zb_check_outcome_clear(zb_check_outcome *o) {
     json_decref(o->culprit_list);
@@ -27,21 +28,11 @@ double zb_accept_margin_pct(const zb_accept_check *c, double value) {
     return is_min ? 100.0 * (value / c->threshold - 1.0) : 100.0 * (1.0 - value / c->threshold);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Ranks (or nodes) a straggler check groups: past this it cannot judge. */
 #define ZB_ACCEPT_MAX_GROUPS 1024
 
-static double median_of(const double *v, int n) {
-    double s[ZB_ACCEPT_MAX_GROUPS > ZB_ACCEPT_MAX_REPEAT ? ZB_ACCEPT_MAX_GROUPS : ZB_ACCEPT_MAX_REPEAT];
-    if (n > (int)(sizeof s / sizeof s[0])) n = (int)(sizeof s / sizeof s[0]);
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
+/* The run's and accept's median over ranks are one function (stragglers.h). */
+static double median_of(const double *v, int n) { return zb_rank_median(v, n); }
 
 /* Best of repeats: the highest for a minimum, the lowest for a maximum. */
 static double combine(const double *v, int n, zb_judge judge, bool higher_is_best) {
@@ -194,7 +185,8 @@ static bool per_rank_groups(const zb_accept_check *c, const json_t *run, run_dev
     d->median = median_of(vals, d->n_groups);
     double mx = vals[0];
     for (int g = 1; g < d->n_groups; g++) mx = fmax(mx, vals[g]);
-    d->deviation_pct = d->median > 0 ? 100.0 * (mx - d->median) / d->median : 0.0;
+    double dev = zb_deviation_of(mx, d->median, ZB_DEVIATION_RELATIVE);
+    d->deviation_pct = isnan(dev) ? 0.0 : dev;
     return true;
 }
 
@@ -203,7 +195,8 @@ static void name_culprits(const zb_accept_check *c, const run_dev *d, zb_check_o
     o->culprit_list = json_array();
     for (int g = 0; g < d->n_groups; g++) {
         const group_val *x = &d->groups[g];
-        double dev = d->median > 0 ? 100.0 * (x->value - d->median) / d->median : 0.0;
+        double dev = zb_deviation_of(x->value, d->median, ZB_DEVIATION_RELATIVE);
+        if (isnan(dev)) dev = 0.0;
         if (dev <= c->threshold) continue;
         if (used < sizeof o->culprits) {
             used += (size_t)snprintf(o->culprits + used, sizeof o->culprits - used,
