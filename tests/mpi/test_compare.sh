@@ -108,6 +108,17 @@ for r in doc["runs"]:
 json.dump(doc, open(f"{d}/nosamples.json", "w"))
 finish("samples")
 PY
+# the collectives and GEMM carry their per-iteration times (-n 2: two each)
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+from zbcheck import check, finish
+d = sys.argv[1]
+for f in ("ag", "gemm"):
+    for r in json.load(open(f"{d}/{f}.json"))["runs"]:
+        s = r["metrics"]["samples"]["time_us"]
+        check(len(s) == 2 and all(v > 0 for v in s), f"{f}: 2 time_us samples, got {s}")
+finish("iteration samples")
+PY
 cmp 0 nosamples "$tmp/nosamples.json" "$tmp/step.json"
 check grep -q "without samples on both sides: today's rule" "$tmp/nosamples.out"
 check grep -q "step_time_ms .*ok .*rule (no samples)" "$tmp/nosamples.out"
