@@ -4,7 +4,9 @@
  * Per size: warm-up iterations, a barrier, then `iters` back-to-back
  * collectives on the comm stream timed from the host around a stream sync
  * (nccl-tests times the same way); the per-iteration time is reduced across
- * ranks as -a says. With --compare-direct the out-of-place loop alternates
+ * ranks as -a says. An event after each iteration (iter_samples.h) gives
+ * the per-iteration samples, reduced across ranks alike, in the JSON as
+ * metrics.samples.time_us for compare's test. With --compare-direct the out-of-place loop alternates
  * with the plain MPI calls' loops in rounds (compare_rounds) and reports its
  * best round. The check runs afterwards on freshly seeded data, never
  * inside the timed loop. */
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "coll_bench.h"
+#include "iter_samples.h"
 #include "time_ranks.h"
 #include "metrics.h"
 #include "overlap.h"
@@ -51,23 +54,31 @@ typedef struct coll_row {
     double seconds;
     double algbw_gbps, busbw_gbps;
     int64_t wrong; /* -1 when not checked */
+    zb_iter_samples samples; /* per-iteration times, ranks reduced as -a says */
 } coll_row;
+
 
 static zb_status issue(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a) {
     return def->issue(ctx->comm, ctx->comm_stream, a, def->name);
 }
 
+/* The timed loop: this rank's seconds per iteration, and its per-iteration
+ * samples (this rank's, not yet reduced). */
 static zb_status timed_loop(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a,
-                            double *seconds) {
+                            zb_iter_marks *marks, double *seconds, zb_iter_samples *samples) {
     const zb_config *cfg = ctx->cfg;
     for (int64_t i = 0; i < cfg->warmup_iters; i++) ZB_TRY(issue(ctx, def, a));
     ZB_TRY(zb_comm_barrier(ctx->comm, ctx->comm_stream));
     ZB_TRY(zb_comm_wait(ctx->comm, ctx->comm_stream, "warm-up", -1));
     int64_t t0 = zb_dev_now_ns(ctx->dev); /* virtual time on the sim */
-    for (int64_t i = 0; i < cfg->iters; i++) ZB_TRY(issue(ctx, def, a));
+    ZB_TRY(zb_iter_marks_begin(marks, ctx->dev, ctx->comm_stream, cfg->iters));
+    for (int64_t i = 0; i < cfg->iters; i++) {
+        ZB_TRY(issue(ctx, def, a));
+        ZB_TRY(zb_iter_marks_after(marks, i));
+    }
     ZB_TRY(zb_comm_wait(ctx->comm, ctx->comm_stream, "timed loop", -1));
     *seconds = (double)(zb_dev_now_ns(ctx->dev) - t0) / 1e9 / (double)cfg->iters;
-    return ZB_OK;
+    return zb_iter_marks_read(marks, samples);
 }
 
 /* Seeded input, written on the host and copied to the device buffer: the
@@ -110,7 +121,8 @@ typedef struct coll_direct {
  * three alike. Each side's figure is its best round (ranks reduced as -a
  * says); local_best is this rank's best comm round. */
 static zb_status compare_rounds(zb_bench_ctx *ctx, const zb_coll_def *def, const zb_coll_args *a,
-                                coll_direct *d, double *local_best, double *comm_s) {
+                                zb_iter_marks *marks, coll_direct *d, double *local_best, double *comm_s,
+                                zb_iter_samples *samples) {
     const zb_config *cfg = ctx->cfg;
     int rounds = (int)cfg->direct_rounds;
     double *overhead = (double *)malloc((size_t)rounds * sizeof *overhead);
@@ -120,13 +132,16 @@ static zb_status compare_rounds(zb_bench_ctx *ctx, const zb_coll_def *def, const
     *local_best = *comm_s = d->blocking_s = d->nonblocking_s = INFINITY;
     d->rounds = json_array();
     if (!d->rounds) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the rounds");
+    zb_iter_samples *round = (zb_iter_samples *)malloc(sizeof *round);
+    if (!round && st == ZB_OK) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for a round's samples");
+    samples->n = 0;
     for (int r = 0; r < rounds && st == ZB_OK; r++) {
         double t[3] = {0.0, 0.0, 0.0}; /* comm, non-blocking, blocking */
         for (int k = 0; k < 3 && st == ZB_OK; k++) {
             int m = (k + r) % 3;
             double local = 0.0;
             if (m == 0) {
-                st = timed_loop(ctx, def, a, &local);
+                st = timed_loop(ctx, def, a, marks, &local, round);
                 if (st == ZB_OK && local < *local_best) *local_best = local;
             } else {
                 st = zb_coll_direct_time(&plain, a, m == 2, cfg->iters, cfg->warmup_iters, &local);
@@ -137,10 +152,14 @@ static zb_status compare_rounds(zb_bench_ctx *ctx, const zb_coll_def *def, const
         overhead[r] = 100.0 * (t[0] - best) / best;
         json_t *one = json_pack("{s:f,s:f,s:f}", "comm", t[0] * 1e6, "nonblocking", t[1] * 1e6, "blocking", t[2] * 1e6);
         if (!one || json_array_append_new(d->rounds, one) != 0) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the rounds");
-        if (t[0] < *comm_s) *comm_s = t[0];
+        if (t[0] < *comm_s) { /* the best round's figure and, with it, its samples (t[0]: alike on every rank) */
+            *comm_s = t[0];
+            *samples = *round;
+        }
         if (t[1] < d->nonblocking_s) d->nonblocking_s = t[1];
         if (t[2] < d->blocking_s) d->blocking_s = t[2];
     }
+    free(round);
     if (plain.comm != MPI_COMM_NULL) zb_coll_direct_close(&plain);
     d->best_s = d->blocking_s < d->nonblocking_s ? d->blocking_s : d->nonblocking_s;
     d->median_overhead_pct = st == ZB_OK ? zb_median(overhead, (size_t)rounds) : 0.0;
@@ -151,16 +170,17 @@ static zb_status compare_rounds(zb_bench_ctx *ctx, const zb_coll_def *def, const
 /* One size and placement: the timed loop (with the plain calls' rounds
  * when `direct` is given), per-rank times, bandwidths and the check. */
 static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args *a, void *host,
-                         coll_row *row, coll_direct *direct, zb_time_ranks *cr) {
+                         zb_iter_marks *marks, coll_row *row, coll_direct *direct, zb_time_ranks *cr) {
     size_t e = zb_dtype_size(a->dtype);
     ZB_TRY(load_input(ctx, def, a, host));
     double local = 0.0;
     if (direct) {
-        ZB_TRY(compare_rounds(ctx, def, a, direct, &local, &row->seconds));
+        ZB_TRY(compare_rounds(ctx, def, a, marks, direct, &local, &row->seconds, &row->samples));
     } else {
-        ZB_TRY(timed_loop(ctx, def, a, &local));
+        ZB_TRY(timed_loop(ctx, def, a, marks, &local, &row->samples));
         ZB_TRY(zb_bench_reduce_time(ctx, local, &row->seconds));
     }
+    ZB_TRY(zb_iter_samples_reduce(ctx, &row->samples));
     ZB_TRY(zb_time_ranks_gather(cr, ctx, a->in_place ? 1 : 0, local * 1e6));
     row->algbw_gbps = zb_gbps((double)zb_coll_size_bytes(def, a->count, e, a->n_ranks), row->seconds);
     row->busbw_gbps = row->algbw_gbps * def->busbw_factor(a->n_ranks);
@@ -174,8 +194,9 @@ static zb_status run_one(zb_bench_ctx *ctx, const zb_coll_def *def, zb_coll_args
 #define RUN_OUT (1u << 0) /* the out-of-place JSON run */
 #define RUN_IN (1u << 1)  /* the in-place one */
 
-/* time, algbw, busbw, #wrong of one placement, into f; returns the count. */
-static int result_fields(zb_field *f, const coll_row *row, unsigned run, const char *group) {
+/* time, algbw, busbw, #wrong of one placement, and time_us's samples
+ * (`samples`, borrowed; NULL: none), into f; returns the count. */
+static int result_fields(zb_field *f, const coll_row *row, unsigned run, const char *group, json_t *samples) {
     zb_field time = {.key = "time_us", .metric = true, .runs = run, .tables = 1, .header = "time", .unit = "us",
                      .group = group, .kind = ZB_FIELD_REAL, .decimals = 1, .d = row->seconds * 1e6};
     zb_field alg = {.key = "algbw_gbps", .metric = true, .runs = run, .tables = 1, .header = "algbw", .unit = "GB/s",
@@ -188,7 +209,10 @@ static int result_fields(zb_field *f, const coll_row *row, unsigned run, const c
     f[1] = alg;
     f[2] = bus;
     f[3] = wrong;
-    return 4;
+    if (!samples) return 4;
+    f[4] = (zb_field){.key = "time_us", .metric = true, .parent = "samples", .runs = run, .kind = ZB_FIELD_JSON,
+                      .j = samples};
+    return 5;
 }
 
 /* The table's type column in nccl-tests' names (its -d takes them too). */
@@ -221,8 +245,16 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
         {.key = "nodes", .kind = ZB_FIELD_INT, .i = ctx->world_nodes},
     };
     int n = 12;
-    n += result_fields(&f[n], &rows[0], RUN_OUT, "out-of-place");
-    n += result_fields(&f[n], &rows[1], RUN_IN, "in-place");
+    /* The values behind time_us: compare's two-sample test reads them. */
+    json_t *samples[2] = {NULL, NULL};
+    for (int ip = 0; ip < 2; ip++) {
+        if (rows[ip].samples.n && !(samples[ip] = zb_iter_samples_json(&rows[ip].samples))) {
+            json_decref(samples[0]);
+            return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the samples");
+        }
+    }
+    n += result_fields(&f[n], &rows[0], RUN_OUT, "out-of-place", samples[0]);
+    n += result_fields(&f[n], &rows[1], RUN_IN, "in-place", samples[1]);
     if (ctx->cfg->compare_direct) {
         /* In the JSON only when measured (a positive time). The table's
          * time and overhead are against the better plain call. */
@@ -260,9 +292,11 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const zb_coll_def *def
     snprintf(out_what, sizeof out_what, "%llu B out-of-place", (unsigned long long)size);
     snprintf(in_what, sizeof in_what, "%llu B in-place", (unsigned long long)size);
     const char *const what[2] = {out_what, in_what};
-    ZB_TRY(zb_time_ranks_fields(cr, ctx, placement_runs, what, &f[n], &k));
-    zb_status st = zb_rows_add(out, f, n + k, 2);
+    zb_status st = zb_time_ranks_fields(cr, ctx, placement_runs, what, &f[n], &k);
+    if (st == ZB_OK) st = zb_rows_add(out, f, n + k, 2);
     zb_time_ranks_row_done(cr);
+    json_decref(samples[0]);
+    json_decref(samples[1]);
     return st;
 }
 
@@ -273,11 +307,13 @@ static uint64_t next_size(const zb_config *cfg, uint64_t size) {
 }
 
 static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, void *buf_b, void *host,
-                       zb_rows *t, double *busbw_sum, int *n_rows, zb_time_ranks *cr) {
+                       zb_iter_marks *marks, zb_rows *t, double *busbw_sum, int *n_rows, zb_time_ranks *cr) {
     const zb_config *cfg = ctx->cfg;
     size_t e = zb_dtype_size(cfg->dtype);
     for (uint64_t size = cfg->min_bytes; size <= cfg->max_bytes; size = next_size(cfg, size)) {
-        coll_row rows[2];
+        coll_row *rows = (coll_row *)calloc(2, sizeof *rows); /* 16 KB of samples: on the heap */
+        if (!rows) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for a size's samples");
+        zb_status st = ZB_OK;
         zb_coll_args a[2];
         coll_direct direct = {0.0, 0.0, 0.0, 0.0, NULL};
         for (int ip = 0; ip < 2; ip++) {
@@ -290,13 +326,15 @@ static zb_status sweep(zb_bench_ctx *ctx, const zb_coll_def *def, void *buf_a, v
             x->in_place = ip == 1;
             x->seed = ZB_COLL_SEED + size;
             zb_coll_place(def, x, buf_a, buf_b);
-            ZB_TRY(run_one(ctx, def, x, host, &rows[ip], ip == 0 && cfg->compare_direct ? &direct : NULL, cr));
+            st = run_one(ctx, def, x, host, marks, &rows[ip], ip == 0 && cfg->compare_direct ? &direct : NULL, cr);
+            if (st != ZB_OK) break;
             *busbw_sum += rows[ip].busbw_gbps;
             ++*n_rows;
             if (rows[ip].wrong > 0) ctx->wrong += rows[ip].wrong;
         }
-        zb_status st = add_row(ctx, t, def, a, rows, &direct, cr);
+        if (st == ZB_OK) st = add_row(ctx, t, def, a, rows, &direct, cr);
         json_decref(direct.rounds);
+        free(rows);
         if (st != ZB_OK) return st;
         if (size == UINT64_MAX) break;
     }
@@ -345,7 +383,10 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
     double busbw_sum = 0.0;
     int n_rows = 0;
     if (st == ZB_OK && !t) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
-    if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, host, t, &busbw_sum, &n_rows, &cr);
+    /* the per-iteration marks, reused size after size */
+    zb_iter_marks *marks = st == ZB_OK ? (zb_iter_marks *)calloc(1, sizeof *marks) : NULL;
+    if (st == ZB_OK && !marks) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the timing events");
+    if (st == ZB_OK) st = sweep(ctx, def, buf_a, buf_b, host, marks, t, &busbw_sum, &n_rows, &cr);
     if (st == ZB_OK && ctx->out) {
         zb_rows_print(t, 0, ctx->out, "#");
         if (!zb_dev_holds_data(ctx->dev)) {
@@ -369,6 +410,8 @@ zb_status zb_coll_bench_run(zb_bench_ctx *ctx) {
         zb_time_ranks_print(&cr, ctx->out);
     }
     zb_time_ranks_free(&cr);
+    if (marks) zb_iter_marks_free(marks);
+    free(marks);
     zb_rows_free(t);
     zb_dev_free(ctx->dev, buf_b);
     zb_dev_free(ctx->dev, buf_a);

@@ -2,7 +2,8 @@
 slowdown, measured on this machine (printed, not a test: nothing here
 passes or fails).
 
-Runs the tiny 2-rank step (`zerobench step --model tiny --mode both`) RUNS
+Runs the tiny 2-rank step (`zerobench step --model tiny --mode both`), or
+with --bench allgather a 2-rank all-gather sweep 1K-16M (-f 4), RUNS
 times at the same commit and makes RUNS slowed results, SLOW % slower, by
 --inject:
 
@@ -23,11 +24,15 @@ rule without samples: tolerance and min-max spread). Per case it prints
 the share of pairs compare exits 1 on (the gate, any metric), the share of
 step_time_ms rows called REGRESSION (the step time alone), and the
 metrics called REGRESSION.
+With --bases K (default 3; 0: off) it also judges against several bases
+(`compare B1 .. BK -- NEW`): each run as NEW against the K runs after it
+(cyclically; false alarms, RUNS comparisons) and each slowed run against
+K runs other than its own source (detection).
 The issue's targets: false alarms at most 5 % of pairs, a 10 % step
 slowdown caught in at least 95 %.
 
-    python3 bench/compare_rates.py --zerobench build/zerobench [--runs 6] [--steps 20] [--warmup 2] [--slow 10]
-        [--inject scale|hook] [--keep DIR]
+    python3 bench/compare_rates.py --zerobench build/zerobench [--bench step|allgather] [--runs 6] [--steps 20]
+        [--warmup 2] [--slow 10] [--bases 3] [--inject scale|hook] [--keep DIR]
 
 As root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment (ci/env.sh).
@@ -44,13 +49,21 @@ import sys
 import tempfile
 
 
+TIME = {"step": "step_time_ms", "allgather": "time_us"}
+RATES = {"step": ("tokens_per_s", "mfu_pct", "hfu_pct"), "allgather": ("algbw_gbps", "busbw_gbps")}
+
+
 def step_run(args, path, delay_ms):
     env = dict(os.environ)
     env.pop("ZB_TEST_DELAY_RANK", None)
     if delay_ms > 0:
         env["ZB_TEST_DELAY_RANK"] = f"0:{delay_ms:.4f}"
-    cmd = ["mpirun", "--oversubscribe", "-np", "2", args.zerobench, "step", "--model", "tiny", "--mode", "both",
-           "--steps", str(args.steps), "--warmup", str(args.warmup), "--json", path]
+    if args.bench == "allgather":
+        cmd = ["mpirun", "--oversubscribe", "-np", "2", args.zerobench, "allgather", "-b", "1K", "-e", "16M", "-f", "4",
+               "--json", path]
+    else:
+        cmd = ["mpirun", "--oversubscribe", "-np", "2", args.zerobench, "step", "--model", "tiny", "--mode", "both",
+               "--steps", str(args.steps), "--warmup", str(args.warmup), "--json", path]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=600)
     if p.returncode != 0:
         sys.exit(f"compare_rates: {' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-2000:]}")
@@ -64,18 +77,20 @@ def strip_samples(src, dst):
 
 
 def compare(args, base, new):
-    """compare's exit status, the step_time_ms verdicts (one per run: True
-    for REGRESSION) and the metrics called REGRESSION."""
+    """compare's exit status, the time verdicts (step_time_ms or time_us,
+    one per run: True for REGRESSION) and the metrics called REGRESSION.
+    base: one file, or a list of them (several bases)."""
     entries, rc = [], None
+    files = [base, new] if isinstance(base, str) else base + ["--", new]
     for tool in ("customSmallerIsBetter", "customBiggerIsBetter"):
-        p = subprocess.run([args.zerobench, "compare", base, new, "--format", "github-benchmark",
+        p = subprocess.run([args.zerobench, "compare", *files, "--format", "github-benchmark",
                             "--github-tool", tool], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=120)
-        if p.returncode not in (0, 1):
+        if p.returncode not in (0, 1, 3):
             sys.exit(f"compare_rates: compare {base} {new} exited {p.returncode}: {p.stderr.strip()}")
         rc = p.returncode
         entries += json.loads(p.stdout)
-    step = [", REGRESSION" in e["extra"] for e in entries if e["name"].endswith("/ step_time_ms")]
+    step = [", REGRESSION" in e["extra"] for e in entries if e["name"].endswith(f"/ {TIME[args.bench]}")]
     bad = [e["name"].split(" / ")[-1] for e in entries if ", REGRESSION" in e["extra"]]
     return rc, step, bad
 
@@ -96,19 +111,21 @@ def step_median(path):
     return statistics.median(r["metrics"]["step_time_ms"] for r in json.load(open(path))["runs"])
 
 
-def scale_step(src, dst, factor):
-    """src with a step `factor` times slower: times x factor, rates / factor."""
+def scale_step(src, dst, factor, key="step_time_ms", rates=RATES["step"]):
+    """src `factor` times slower: the time (figure, min/max, samples) x
+    factor, the rates derived from it / factor."""
     d = json.load(open(src))
+    stem = key.rsplit("_", 1)
     for r in d["runs"]:
         m = r["metrics"]
-        for k in ("step_time_ms", "step_time_min_ms", "step_time_max_ms"):
+        for k in (key, f"{stem[0]}_min_{stem[1]}", f"{stem[0]}_max_{stem[1]}"):
             if m.get(k) is not None:
                 m[k] *= factor
-        for k in ("tokens_per_s", "mfu_pct", "hfu_pct"):
+        for k in rates:
             if m.get(k) is not None:
                 m[k] /= factor
-        if "step_time_ms" in m.get("samples", {}):
-            m["samples"]["step_time_ms"] = [v * factor for v in m["samples"]["step_time_ms"]]
+        if key in m.get("samples", {}):
+            m["samples"][key] = [v * factor for v in m["samples"][key]]
     json.dump(d, open(dst, "w"))
 
 
@@ -117,11 +134,19 @@ def report(args, base, slow, exclude_same):
         strip_samples(p, p + ".nosamples")
     same = list(itertools.permutations(base, 2))
     cross = [(b, s) for i, b in enumerate(base) for j, s in enumerate(slow) if not (exclude_same and i == j)]
-    print("# judged by           case            pairs  gate exit 1        step_time_ms REGRESSION")
+    n, k = len(base), args.bases
+    many_same = [([base[(i + j) % n] for j in range(1, k + 1)], base[i]) for i in range(n)] if 0 < k < n else []
+    many_cross = [([base[(i + j) % n] for j in range(1, k + 1)], slow[i]) for i in range(n)] if 0 < k < n else []
+    print(f"# judged by           case            pairs  gate exit 1        {TIME[args.bench]} REGRESSION")
     for label, suffix in (("samples (U test)", ""), ("rule (no samples)", ".nosamples")):
-        for case, pairs in (("false alarms", same), ("detection", cross)):
-            g, n, f, r, by = rates(args, [(b + suffix, x + suffix) for b, x in pairs])
-            print(f"  {label:18s}  {case:14s}  {n:5d}  {g:4d} ({100 * g / n:5.1f} %)  "
+        cases = [("false alarms", same), ("detection", cross)]
+        if suffix == "":
+            cases += [(f"false, {k} bases", many_same), (f"detect, {k} bases", many_cross)]
+        for case, pairs in cases:
+            if not pairs:
+                continue
+            g, m, f, r, by = rates(args, [(b + suffix if isinstance(b, str) else b, x + suffix) for b, x in pairs])
+            print(f"  {label:18s}  {case:16s}  {m:5d}  {g:4d} ({100 * g / m:5.1f} %)  "
                   f"{f:4d} of {r:3d} rows ({100 * f / max(r, 1):5.1f} %)")
             print(f"#   REGRESSION rows by metric: {dict(sorted(by.items())) or 'none'}")
 
@@ -129,6 +154,8 @@ def report(args, base, slow, exclude_same):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--zerobench", default="build/zerobench")
+    ap.add_argument("--bench", choices=("step", "allgather"), default="step")
+    ap.add_argument("--bases", type=int, default=3, help="base files for the several-bases cases (0: off)")
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)
@@ -144,6 +171,16 @@ def main():
         base = [os.path.join(d, f"base{i}.json") for i in range(args.runs)]
         for p in base:
             step_run(args, p, 0.0)
+        if args.bench == "allgather" and args.inject != "scale":
+            sys.exit("compare_rates: --bench allgather takes --inject scale only")
+        if args.bench == "allgather":
+            slow = [os.path.join(d, f"slow{i}.json") for i in range(args.runs)]
+            for src, dst in zip(base, slow):
+                scale_step(src, dst, 1 + args.slow / 100.0, "time_us", RATES["allgather"])
+            print(f"# {args.runs} runs of `zerobench allgather -b 1K -e 16M -f 4` on 2 ranks (7 sizes x 2 placements); "
+                  f"slowed: time_us (figure, samples) x{1 + args.slow / 100.0:.3f}, bandwidths / the same")
+            report(args, base, slow, exclude_same=True)
+            return
         ref = statistics.median(step_median(p) for p in base)
         if args.inject == "scale":
             slow = [os.path.join(d, f"slow{i}.json") for i in range(args.runs)]

@@ -12,7 +12,12 @@
  * on cpu cblas_sgemm from this thread, on cuda a direct cuBLASLt call
  * (zb_cuda_gemm_direct_time: its own handle, stream and workspace, timed
  * with cudaEvents). The direct time is per rank, reduced like the harness's;
- * the two alternate for --direct-rounds rounds and each keeps its best. */
+ * the two alternate for --direct-rounds rounds and each keeps its best.
+ *
+ * The harness's loop records an event after each GEMM (iter_samples.h): its
+ * per-iteration times, ranks reduced as -a says, go in the JSON as
+ * metrics.samples.time_us for compare's two-sample test (the best round's,
+ * with --compare-direct). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@
 
 #include "bench.h"
 #include "bf16.h"
+#include "iter_samples.h"
 #include "metrics.h"
 #include "rng.h"
 #include "row.h"
@@ -127,7 +133,9 @@ static int64_t check_sampled(const gemm_shape *s, const gemm_host *b, zb_dtype d
     return wrong;
 }
 
-static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *seconds) {
+/* This rank's seconds per GEMM, and its per-iteration samples. */
+static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, zb_iter_marks *marks, double *seconds,
+                           zb_iter_samples *samples) {
     const zb_config *cfg = ctx->cfg;
     zb_op_info info = {ZB_OP_COMPUTE, "gemm", -1, 0, zb_gemm_flops((double)g->m, (double)g->n, (double)g->k)};
     for (int64_t i = 0; i < cfg->warmup_iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
@@ -135,14 +143,20 @@ static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *sec
     double delay_ms = 0.0; /* the test hook (test_hook.h); gemm_run checked its syntax */
     ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &delay_ms));
     int64_t t0 = zb_dev_now_ns(ctx->dev); /* virtual time on the sim */
-    for (int64_t i = 0; i < cfg->iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
+    ZB_TRY(zb_iter_marks_begin(marks, ctx->dev, ctx->compute, cfg->iters));
+    for (int64_t i = 0; i < cfg->iters; i++) {
+        ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
+        if (i + 1 < cfg->iters) ZB_TRY(zb_iter_marks_after(marks, i));
+    }
     if (delay_ms > 0 && ctx->dev->ops->launch_host) {
         zb_op_info d = {ZB_OP_COMPUTE, "test_delay", -1, 0, 0};
         ZB_TRY(ctx->dev->ops->launch_host(ctx->compute, zb_test_delay_sleep, &delay_ms, NULL, &d));
     }
+    /* the last mark after the hook's delay: the samples hold it as the figure does */
+    if (cfg->iters > 0) ZB_TRY(zb_iter_marks_after(marks, cfg->iters - 1));
     ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
     *seconds = (double)(zb_dev_now_ns(ctx->dev) - t0) / 1e9 / (double)cfg->iters;
-    return ZB_OK;
+    return zb_iter_marks_read(marks, samples);
 }
 
 /* The baseline for --compare-direct, this rank's seconds per GEMM: the
@@ -156,7 +170,8 @@ static zb_status time_direct(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *s
 /* One shape's row: the table row and its JSON run (row.h). direct_title:
  * the group title over the direct columns; NULL: none. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, double sec, double pct,
-                         int64_t wrong, double direct_s, const char *direct_title, zb_time_ranks *tr) {
+                         int64_t wrong, double direct_s, const char *direct_title, const zb_iter_samples *samples,
+                         zb_time_ranks *tr) {
     char shape[96];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
@@ -182,6 +197,10 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, d
          .null = wrong < 0, .i = wrong},
     };
     int n = 15;
+    /* The values behind time_us: compare's two-sample test reads them. */
+    json_t *sj = samples->n ? zb_iter_samples_json(samples) : NULL;
+    if (samples->n && !sj) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the samples");
+    if (sj) f[n++] = (zb_field){.key = "time_us", .metric = true, .parent = "samples", .kind = ZB_FIELD_JSON, .j = sj};
     if (direct_title) {
         /* In the JSON only when measured (a positive time). */
         bool timed = direct_s > 0;
@@ -199,9 +218,10 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, d
     const char *const whats[1] = {what};
     const unsigned runs[1] = {1u};
     int k = 0;
-    ZB_TRY(zb_time_ranks_fields(tr, ctx, runs, whats, &f[n], &k));
-    zb_status st = zb_rows_add(out, f, n + k, 1);
+    zb_status st = zb_time_ranks_fields(tr, ctx, runs, whats, &f[n], &k);
+    if (st == ZB_OK) st = zb_rows_add(out, f, n + k, 1);
     zb_time_ranks_row_done(tr);
+    json_decref(sj);
     return st;
 }
 
@@ -241,8 +261,8 @@ static zb_status download(zb_bench_ctx *ctx, float *host, const void *src, size_
 }
 
 /* Allocates, fills and uploads A and B; times; checks; frees. */
-static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *sec, double *local_s,
-                               int64_t *wrong, double *direct_s) {
+static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_iter_marks *marks, double *sec,
+                               double *local_s, int64_t *wrong, double *direct_s, zb_iter_samples *samples) {
     const zb_config *cfg = ctx->cfg;
     zb_dtype dtype = cfg->dtype;
     size_t e = zb_dtype_size(dtype);
@@ -261,7 +281,7 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
         st = upload(ctx, b.a, h.a, na, dtype);
     }
     if (st == ZB_OK) st = upload(ctx, b.b, h.b, nb, dtype);
-    if (st == ZB_OK) st = time_gemm(ctx, &g, local_s);
+    if (st == ZB_OK) st = time_gemm(ctx, &g, marks, local_s, samples);
     bool check = cfg->check && zb_dev_holds_data(ctx->dev); /* the sim holds none */
     if (st == ZB_OK && check) st = download(ctx, h.c, b.c, nc, dtype);
     if (st == ZB_OK) st = zb_bench_reduce_time(ctx, *local_s, sec);
@@ -273,18 +293,25 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
      * first, odd rounds the harness (round 0's harness loop is the one
      * above), and each side keeps its best round. */
     if (cfg->compare_direct) *direct_s = INFINITY;
+    zb_iter_samples *round = cfg->compare_direct && st == ZB_OK ? (zb_iter_samples *)malloc(sizeof *round) : NULL;
+    if (cfg->compare_direct && st == ZB_OK && !round) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for a round's samples");
     for (int64_t r = 0; st == ZB_OK && cfg->compare_direct && r < cfg->direct_rounds; r++) {
         for (int k = 0; k < 2 && st == ZB_OK; k++) {
             bool harness = r % 2 == 0 ? k == 1 : k == 0;
             if (harness && r == 0) continue;
             double local = 0.0, t = 0.0;
-            st = harness ? time_gemm(ctx, &g, &local) : time_direct(ctx, &g, &local);
+            st = harness ? time_gemm(ctx, &g, marks, &local, round) : time_direct(ctx, &g, &local);
             if (st == ZB_OK && harness && local < *local_s) *local_s = local;
             if (st == ZB_OK) st = zb_bench_reduce_time(ctx, local, &t);
             double *best = harness ? sec : direct_s;
-            if (st == ZB_OK && t < *best) *best = t;
+            if (st == ZB_OK && t < *best) {
+                *best = t;
+                if (harness) *samples = *round; /* the kept round's (t: alike on every rank) */
+            }
         }
     }
+    free(round);
+    if (st == ZB_OK) st = zb_iter_samples_reduce(ctx, samples);
     zb_dev_free(ctx->dev, b.c);
     zb_dev_free(ctx->dev, b.b);
     zb_dev_free(ctx->dev, b.a);
@@ -295,15 +322,16 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, double *s
 }
 
 static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_rows *t, const char *direct_title,
-                           zb_time_ranks *tr) {
+                           zb_iter_marks *marks, zb_iter_samples *samples, zb_time_ranks *tr) {
     double sec = 0.0, local_s = 0.0, direct_s = 0.0;
     int64_t wrong = -1;
-    ZB_TRY(measure_shape(ctx, s, &sec, &local_s, &wrong, &direct_s));
+    samples->n = 0;
+    ZB_TRY(measure_shape(ctx, s, marks, &sec, &local_s, &wrong, &direct_s, samples));
     ZB_TRY(zb_time_ranks_gather(tr, ctx, 0, local_s * 1e6));
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
     double pct = ctx->peak_flops > 0 ? 100.0 * flops / sec / ctx->peak_flops : NAN;
     if (wrong > 0) ctx->wrong += wrong;
-    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title, tr);
+    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title, samples, tr);
 }
 
 /* One shape's buffers (measure_shape): A, B and C on the device in the
@@ -378,7 +406,14 @@ static zb_status gemm_run(zb_bench_ctx *ctx) {
     st = zb_time_ranks_init(ctx, &tr, 1);
     zb_rows *t = st == ZB_OK ? zb_rows_new(ctx->report, 1) : NULL;
     if (st == ZB_OK && !t) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the table");
-    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t, direct_title, &tr);
+    /* the timing events (reused shape after shape) and a shape's samples */
+    zb_iter_marks *marks = (zb_iter_marks *)calloc(1, sizeof *marks);
+    zb_iter_samples *samples = (zb_iter_samples *)malloc(sizeof *samples);
+    if (st == ZB_OK && (!marks || !samples)) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the timing events");
+    for (int i = 0; i < n && st == ZB_OK; i++) st = run_shape(ctx, &shapes[i], t, direct_title, marks, samples, &tr);
+    if (marks) zb_iter_marks_free(marks);
+    free(marks);
+    free(samples);
     if (st == ZB_OK && ctx->out) {
         fprintf(ctx->out, "# peak %.2f GFLOP/s per rank (%s)\n", ctx->peak_flops / 1e9, ctx->peak_source);
         zb_rows_print(t, 0, ctx->out, "#");

@@ -1,11 +1,16 @@
-/* zerobench compare BASE.json NEW.json: pairs the runs of two results files
+/* zerobench compare BASE.json NEW.json (or BASE... -- NEW.json, a BASE
+ * being a file or a folder of them): pairs the runs of the results files
  * by their identity (run_identity.h), judges every judged metric of each
  * pair (metric_table.h) against its tolerance, direction-aware, by the
  * two-sample test where both runs carry samples (twosample.h) and by the
- * min-max spread where not, derived metrics by their source, and prints
- * the table (compare_format.c). Exit 0: nothing
- * regressed; 1: a regression; 2: unusable input (a missing or broken file,
- * another schema, no run in common, a bad flag). */
+ * min-max spread where not, against several bases by their between-run
+ * range (compare_bases.c), derived metrics by their source, environments
+ * that differ named and not judged (compare_env.c), and prints the table
+ * (compare_format.c). Exit 0: nothing regressed; 1: a regression; 2:
+ * unusable input (a missing or broken file, another schema, no run in
+ * common, a bad flag); 3: nothing comparable (every judged row's
+ * environment or peak differs). */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,7 @@
 #include "twosample.h"
 
 #define ZB_CMP_MAX_TOL 64
+#define ZB_CMP_MAX_BASES 256 /* base files, folders expanded */
 
 const char *zb_verdict_name(zb_verdict v) {
     switch (v) {
@@ -31,8 +37,22 @@ const char *zb_verdict_name(zb_verdict v) {
     case ZB_VERDICT_NOT_MEASURED: return "n/m";
     case ZB_VERDICT_NOT_COMPARABLE: return "not comparable (different peaks)";
     case ZB_VERDICT_UNDETECTED: return "no difference detectable";
+    case ZB_VERDICT_NOT_COMPARABLE_ENV: return "not comparable (environment)";
     }
     return "?";
+}
+
+void zb_compare_delta(const zb_metric_def *m, double b, double n, zb_cmp_row *row) {
+    double diff = n - b;
+    row->delta_finite = true;
+    if (m->absolute) {
+        row->delta = diff;
+    } else if (b != 0.0) {
+        row->delta = 100.0 * diff / fabs(b);
+    } else {
+        row->delta_finite = diff == 0.0;
+        row->delta = diff == 0.0 ? 0.0 : (diff > 0 ? INFINITY : -INFINITY);
+    }
 }
 
 void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
@@ -48,16 +68,11 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
     row->basis = ZB_BASIS_RULE;
     row->n_base_samples = row->n_new_samples = 0;
     row->p = row->ratio = row->ratio_lo = row->ratio_hi = NAN;
+    row->n_base_runs = row->have_base;
+    row->base_lo = row->base_hi = row->have_base ? row->base : NAN;
     if (!row->have_base || !row->have_new) return;
-    double b = row->base, n = row->new_value, diff = n - b;
-    if (m->absolute) {
-        row->delta = diff;
-    } else if (b != 0.0) {
-        row->delta = 100.0 * diff / fabs(b);
-    } else {
-        row->delta_finite = diff == 0.0;
-        row->delta = diff == 0.0 ? 0.0 : (diff > 0 ? INFINITY : -INFINITY);
-    }
+    double b = row->base, n = row->new_value;
+    zb_compare_delta(m, b, n, row);
     /* worse > 0: the change in the bad direction, in the tolerance's terms */
     double worse = m->better == ZB_BETTER_LOWER ? row->delta : -row->delta;
     double base_lo, base_hi;
@@ -95,25 +110,35 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
 /* ---- arguments ------------------------------------------------------------ */
 
 typedef struct cmp_args {
-    const char *files[2];
+    const char *files[ZB_CMP_MAX_BASES + 1]; /* as given: bases (files or folders), then NEW */
     int n_files;
+    bool dashdash; /* "--" seen: the one file after it is NEW */
+    int n_before;  /* files before "--" */
     zb_cmp_format format;
     int github_tool; /* -1 unset, 0 smaller, 1 bigger */
     const char *output;
     zb_cmp_tolerance tol[ZB_CMP_MAX_TOL];
     int n_tol;
+    unsigned ignore_env;
     bool help;
 } cmp_args;
 
 static const char *cmp_usage =
     "usage: zerobench compare BASE.json NEW.json [options]\n"
-    "  Pairs the runs of two results files by identity and judges each metric:\n"
-    "  exit 0 nothing regressed, 1 a regression, 2 unusable input. With per-step samples\n"
-    "  in both runs (metrics.samples), a regression is a change beyond the tolerance that\n"
-    "  the Mann-Whitney U test finds at 5 %; derived metrics (tokens/s, MFU, bandwidth)\n"
-    "  take their source's verdict; runs without samples: tolerance and min-max spread.\n"
+    "       zerobench compare BASE1.json BASE2.json ... -- NEW.json [options]   (a BASE may be a folder)\n"
+    "  Pairs the runs of the results files by identity and judges each metric:\n"
+    "  exit 0 nothing regressed, 1 a regression, 2 unusable input, 3 nothing comparable\n"
+    "  (the environments or peaks differ for every judged metric). With per-step or\n"
+    "  per-iteration samples in both runs (metrics.samples), a regression is a change\n"
+    "  beyond the tolerance that the Mann-Whitney U test finds at 5 %; derived metrics\n"
+    "  (tokens/s, MFU, bandwidth) take their source's verdict; runs without samples:\n"
+    "  tolerance and min-max spread. Several bases: NEW regresses when it is worse than\n"
+    "  the base runs' range of figures widened by the tolerance, and the test (their\n"
+    "  samples pooled) finds it worse.\n"
     "  --tolerance KEY=X[,KEY=X]  tolerance of a metric (repeatable): % of the base value,\n"
     "                           or points / elements for *_pct metrics and wrong\n"
+    "  --ignore-env KEY[,KEY]   judge across this environment difference anyway (BLAS core,\n"
+    "                           library version, ...; repeatable; the line stays)\n"
     "  --format text|markdown|github-benchmark   output (default text)\n"
     "  --github-tool customSmallerIsBetter|customBiggerIsBetter\n"
     "                           the direction github-benchmark writes (one per file; required)\n"
@@ -144,6 +169,23 @@ static zb_status add_tolerances(cmp_args *a, const char *text) {
     return ZB_OK;
 }
 
+static zb_status add_ignore_env(cmp_args *a, const char *text) {
+    char buf[512], names[512];
+    if (!*text) return ZB_FAIL(ZB_ERR_INVALID, "--ignore-env needs KEY[,KEY] (e.g. blas_core)");
+    if (strlen(text) >= sizeof buf) return ZB_FAIL(ZB_ERR_INVALID, "--ignore-env: value too long");
+    strcpy(buf, text);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        int k = zb_compare_env_key(item);
+        if (k < 0) {
+            zb_compare_env_names(names, sizeof names);
+            return ZB_FAIL(ZB_ERR_INVALID, "--ignore-env: unknown key '%.64s' (accepted: %s)", item, names);
+        }
+        a->ignore_env |= 1u << k;
+    }
+    return ZB_OK;
+}
+
 /* The value of flag argv[*i] ("--flag VALUE" or "--flag=VALUE"), or NULL. */
 static const char *flag_value(int argc, char **argv, int *i, const char *flag, const char *alias) {
     const char *arg = argv[*i];
@@ -156,6 +198,24 @@ static const char *flag_value(int argc, char **argv, int *i, const char *flag, c
     return NULL;
 }
 
+/* The files: BASE NEW, or BASE... -- NEW (one NEW). */
+static zb_status check_files(cmp_args *a) {
+    if (!a->dashdash) {
+        if (a->n_files != 2) {
+            return ZB_FAIL(ZB_ERR_INVALID, "expected two results files, BASE.json NEW.json, or BASE... -- NEW.json "
+                                           "(got %d)", a->n_files);
+        }
+        a->n_before = 1;
+        return ZB_OK;
+    }
+    if (a->n_before < 1) return ZB_FAIL(ZB_ERR_INVALID, "'--': expected at least one BASE before it");
+    if (a->n_files - a->n_before != 1) {
+        return ZB_FAIL(ZB_ERR_INVALID, "'--': expected one NEW results file after it (got %d)",
+                       a->n_files - a->n_before);
+    }
+    return ZB_OK;
+}
+
 static zb_status parse_args(int argc, char **argv, cmp_args *a) {
     memset(a, 0, sizeof *a);
     a->github_tool = -1;
@@ -163,9 +223,15 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
         const char *arg = argv[i], *v;
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             a->help = true;
+        } else if (!strcmp(arg, "--")) {
+            if (a->dashdash) return ZB_FAIL(ZB_ERR_INVALID, "'--' given twice (BASE... -- NEW.json)");
+            a->dashdash = true;
+            a->n_before = a->n_files;
         } else if ((v = flag_value(argc, argv, &i, "--tolerance", NULL))) {
             if (!*v) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance needs KEY=X (e.g. step_time_ms=5)");
             ZB_TRY(add_tolerances(a, v));
+        } else if ((v = flag_value(argc, argv, &i, "--ignore-env", NULL))) {
+            ZB_TRY(add_ignore_env(a, v));
         } else if ((v = flag_value(argc, argv, &i, "--format", NULL))) {
             if (!strcmp(v, "text")) a->format = ZB_CMP_TEXT;
             else if (!strcmp(v, "markdown")) a->format = ZB_CMP_MARKDOWN;
@@ -183,14 +249,14 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
             a->output = v;
         } else if (arg[0] == '-' && arg[1]) {
             return ZB_FAIL(ZB_ERR_INVALID, "unknown option '%.32s' (see zerobench compare --help)", arg);
-        } else if (a->n_files < 2) {
+        } else if (a->n_files < ZB_CMP_MAX_BASES + 1) {
             a->files[a->n_files++] = arg;
         } else {
-            return ZB_FAIL(ZB_ERR_INVALID, "'%.64s': compare takes two results files (BASE NEW)", arg);
+            return ZB_FAIL(ZB_ERR_INVALID, "'%.64s': at most %d base files", arg, ZB_CMP_MAX_BASES);
         }
     }
     if (a->help) return ZB_OK;
-    if (a->n_files != 2) return ZB_FAIL(ZB_ERR_INVALID, "expected two results files, BASE.json NEW.json (got %d)", a->n_files);
+    ZB_TRY(check_files(a));
     if (a->format == ZB_CMP_GITHUB && a->github_tool < 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "--format github-benchmark needs --github-tool customSmallerIsBetter or "
                                        "customBiggerIsBetter (the action reads one direction per file)");
@@ -199,11 +265,13 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
         return ZB_FAIL(ZB_ERR_INVALID, "--github-tool goes with --format github-benchmark");
     }
     ZB_TRY(zb_out_path_check("--output", a->output));
-    const zb_path_use uses[] = {{"--output", a->output, true}, {"BASE", a->files[0], false}, {"NEW", a->files[1], false}};
-    return zb_paths_distinct(uses, 3);
+    zb_path_use uses[ZB_CMP_MAX_BASES + 2];
+    uses[0] = (zb_path_use){"--output", a->output, true};
+    for (int i = 0; i < a->n_files; i++) uses[i + 1] = (zb_path_use){i < a->n_before ? "BASE" : "NEW", a->files[i], false};
+    return zb_paths_distinct(uses, a->n_files + 1);
 }
 
-static double tolerance_of(const zb_cmp_tolerance *tol, int n_tol, const zb_metric_def *m) {
+double zb_compare_tolerance_of(const zb_cmp_tolerance *tol, int n_tol, const zb_metric_def *m) {
     double t = m->tolerance;
     for (int i = 0; i < n_tol; i++) {
         if (tol[i].m == m) t = tol[i].value; /* the last one given wins */
@@ -221,6 +289,8 @@ void zb_compare_result_free(zb_cmp_result *r) {
     free(r->pairs);
     free(r->rows);
 }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static char *label_dup(const json_t *run) {
     char label[160];
@@ -245,7 +315,7 @@ static zb_status list_unmatched(const json_t *runs, const bool *used, char ***ou
  * among the pair's earlier rows, when that row was judged: one
  * measurement, one verdict (a step time called noise next to its tokens/s
  * called a regression was two verdicts on the same numbers). */
-static void follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row) {
+void zb_compare_follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row) {
     if (!row->m->derived_from || row->verdict == ZB_VERDICT_NOT_MEASURED) return;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(rows[i].m->key, row->m->derived_from) || rows[i].verdict == ZB_VERDICT_NOT_MEASURED) continue;
@@ -253,6 +323,27 @@ static void follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row) {
         row->basis = ZB_BASIS_SOURCE;
         return;
     }
+}
+
+void zb_compare_count(zb_cmp_result *r, const zb_cmp_row *row) {
+    r->n_tested += row->basis == ZB_BASIS_TEST;
+    r->n_rule += row->basis == ZB_BASIS_RULE && row->verdict != ZB_VERDICT_NOT_MEASURED;
+    r->n_not_comparable += row->verdict == ZB_VERDICT_NOT_COMPARABLE;
+    r->n_not_comparable_env += row->verdict == ZB_VERDICT_NOT_COMPARABLE_ENV;
+    r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;
+    r->n_noise += row->verdict == ZB_VERDICT_NOISE;
+    r->n_better += row->verdict == ZB_VERDICT_BETTER;
+    r->n_undetected += row->verdict == ZB_VERDICT_UNDETECTED;
+}
+
+int zb_compare_exit_code(const zb_cmp_result *r) {
+    if (r->n_regressions) return ZB_CMP_EXIT_REGRESSION;
+    size_t not_comparable = r->n_not_comparable + r->n_not_comparable_env, judged = 0;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        zb_verdict v = r->rows[i].verdict;
+        judged += v != ZB_VERDICT_NOT_MEASURED && v != ZB_VERDICT_NOT_COMPARABLE && v != ZB_VERDICT_NOT_COMPARABLE_ENV;
+    }
+    return not_comparable && !judged ? ZB_CMP_EXIT_NOT_COMPARABLE : ZB_CMP_EXIT_PASS;
 }
 
 zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tolerance *tol, int n_tol,
@@ -264,6 +355,10 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
     zb_results_shown_path(r->new_path, shown[1]);
     if (!nb) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", shown[0]);
     if (!nn) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", shown[1]);
+    r->n_bases = 1;
+    /* Another environment measured something else: named, not judged. */
+    bool other_env = zb_compare_env(base, NULL, nw, r->ignore_env, r) > 0;
+    r->n_bases_left_out = other_env;
     long *pair = (long *)malloc(nb * sizeof *pair);
     bool *used_b = (bool *)calloc(nb, 1), *used_n = (bool *)calloc(nn, 1);
     size_t n_metrics = 0;
@@ -288,13 +383,7 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
         zb_cmp_pair *p = &r->pairs[r->n_pairs];
         p->base_run = json_array_get(br, i);
         p->new_run = json_array_get(nr, (size_t)pair[i]);
-        zb_run_label(p->base_run, p->label, sizeof p->label);
-        if (zb_run_is_simulated(p->base_run) || zb_run_is_simulated(p->new_run)) {
-            size_t len = strlen(p->label);
-            snprintf(p->label + len, sizeof p->label - len, " (%s simulated)",
-                     zb_run_is_simulated(p->base_run) ? (zb_run_is_simulated(p->new_run) ? "both" : "base")
-                                                      : "new");
-        }
+        zb_compare_pair_label(p);
         const json_t *bm = json_object_get(p->base_run, "metrics"), *nm = json_object_get(p->new_run, "metrics");
         /* MFU against one peak and MFU against another are not one measure. */
         char peaks[sizeof r->peak_note];
@@ -306,22 +395,13 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
             if (!json_object_get(bm, m->key) && !json_object_get(nm, m->key)) continue;
             zb_cmp_row *row = &r->rows[r->n_rows++];
             row->pair = r->n_pairs;
-            zb_compare_judge(m, tolerance_of(tol, n_tol, m), bm, nm, row);
-            follow_source(r->rows + first_row, r->n_rows - 1 - first_row, row);
-            r->n_tested += row->basis == ZB_BASIS_TEST;
-            r->n_rule += row->basis == ZB_BASIS_RULE && row->verdict != ZB_VERDICT_NOT_MEASURED;
-            if (other_peak && zb_metric_against_peak(m) && row->verdict != ZB_VERDICT_NOT_MEASURED) {
-                row->verdict = ZB_VERDICT_NOT_COMPARABLE;
-            }
-            r->n_not_comparable += row->verdict == ZB_VERDICT_NOT_COMPARABLE;
-            r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;
-            r->n_noise += row->verdict == ZB_VERDICT_NOISE;
-            r->n_better += row->verdict == ZB_VERDICT_BETTER;
-            r->n_undetected += row->verdict == ZB_VERDICT_UNDETECTED;
+            zb_compare_judge(m, zb_compare_tolerance_of(tol, n_tol, m), bm, nm, row);
+            zb_compare_follow_source(r->rows + first_row, r->n_rows - 1 - first_row, row);
+            zb_compare_not_comparable(row, other_env, other_peak);
+            zb_compare_count(r, row);
         }
         r->n_pairs++;
     }
-    if (s == ZB_OK) zb_compare_blas_cores(base, nw, r->blas_note, sizeof r->blas_note);
     if (s == ZB_OK) s = list_unmatched(br, used_b, &r->only_base, &r->n_only_base);
     if (s == ZB_OK) s = list_unmatched(nr, used_n, &r->only_new, &r->n_only_new);
     free(pair);
@@ -330,9 +410,74 @@ zb_status zb_compare_docs(const json_t *base, const json_t *nw, const zb_cmp_tol
     return s;
 }
 
+void zb_compare_not_comparable(zb_cmp_row *row, bool other_env, bool other_peak) {
+    if (row->verdict == ZB_VERDICT_NOT_MEASURED) return;
+    if (other_env) row->verdict = ZB_VERDICT_NOT_COMPARABLE_ENV;
+    else if (other_peak && zb_metric_against_peak(row->m)) row->verdict = ZB_VERDICT_NOT_COMPARABLE;
+}
+
+void zb_compare_pair_label(zb_cmp_pair *p) {
+    zb_run_label(p->base_run, p->label, sizeof p->label);
+    if (zb_run_is_simulated(p->base_run) || zb_run_is_simulated(p->new_run)) {
+        size_t len = strlen(p->label);
+        snprintf(p->label + len, sizeof p->label - len, " (%s simulated)",
+                 zb_run_is_simulated(p->base_run) ? (zb_run_is_simulated(p->new_run) ? "both" : "base") : "new");
+    }
+}
+
 static int fail_input(void) {
     fprintf(stderr, "zerobench compare: %s\n", zb_error_message());
-    return 2;
+    return ZB_CMP_EXIT_INPUT;
+}
+
+/* The base files: each BASE as given, a folder as its *.json files in name
+ * order (not recursing), into *paths (malloc'ed strings, free_paths them). */
+static zb_status expand_bases(const cmp_args *a, char ***paths, size_t *n) {
+    *n = 0;
+    *paths = (char **)calloc(ZB_CMP_MAX_BASES, sizeof **paths);
+    if (!*paths) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    for (int i = 0; i < a->n_before; i++) {
+        const char *f = a->files[i];
+        char shown[72];
+        DIR *d = opendir(f);
+        if (!d) { /* a file (or unreadable: its load says why) */
+            if (*n >= ZB_CMP_MAX_BASES) return ZB_FAIL(ZB_ERR_INVALID, "at most %d base files", ZB_CMP_MAX_BASES);
+            if (!((*paths)[(*n)++] = strdup(f))) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+            continue;
+        }
+        size_t first = *n;
+        zb_status s = ZB_OK;
+        for (struct dirent *e; s == ZB_OK && (e = readdir(d));) {
+            size_t len = strlen(e->d_name);
+            if (len < 6 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.') continue;
+            if (*n >= ZB_CMP_MAX_BASES) {
+                s = ZB_FAIL(ZB_ERR_INVALID, "'%s': at most %d base files", zb_results_shown_path(f, shown),
+                            ZB_CMP_MAX_BASES);
+                break;
+            }
+            char *p = (char *)malloc(strlen(f) + len + 2);
+            if (!p) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+            else sprintf(p, "%s/%s", f, e->d_name);
+            (*paths)[(*n)++] = p;
+        }
+        closedir(d);
+        ZB_TRY(s);
+        if (*n == first) {
+            return ZB_FAIL(ZB_ERR_INVALID, "'%s': a folder with no *.json results file (BASE: a file or a folder of them)",
+                           zb_results_shown_path(f, shown));
+        }
+        qsort(*paths + first, *n - first, sizeof **paths, cmp_str);
+    }
+    return ZB_OK;
+}
+
+static void free_docs(json_t **docs, char **paths, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (docs) json_decref(docs[i]);
+        if (paths) free(paths[i]);
+    }
+    free(docs);
+    free(paths);
 }
 
 static int compare_main(int argc, char **argv) {
@@ -342,18 +487,28 @@ static int compare_main(int argc, char **argv) {
         fputs(cmp_usage, stdout);
         return 0;
     }
-    json_t *base = NULL, *nw = NULL;
-    if (zb_results_load(a.files[0], &base) != ZB_OK) return fail_input();
-    if (zb_results_load(a.files[1], &nw) != ZB_OK) {
-        json_decref(base);
-        return fail_input();
+    char **paths = NULL;
+    size_t nb = 0;
+    json_t **bases = NULL, *nw = NULL;
+    const char *new_path = a.files[a.n_files - 1];
+    zb_status s = expand_bases(&a, &paths, &nb);
+    if (s == ZB_OK && !(bases = (json_t **)calloc(nb, sizeof *bases))) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    for (size_t i = 0; s == ZB_OK && i < nb; i++) s = zb_results_load(paths[i], &bases[i]);
+    if (s == ZB_OK) s = zb_results_load(new_path, &nw);
+    if (s != ZB_OK) {
+        int code = s == ZB_ERR_NOMEM ? 1 : fail_input();
+        if (s == ZB_ERR_NOMEM) fprintf(stderr, "zerobench compare: %s\n", zb_error_message());
+        free_docs(bases, paths, nb);
+        json_decref(nw);
+        return code;
     }
     zb_cmp_result r;
     memset(&r, 0, sizeof r);
-    r.base_path = a.files[0];
-    r.new_path = a.files[1];
+    r.base_path = nb == 1 ? paths[0] : NULL;
+    r.new_path = new_path;
+    r.ignore_env = a.ignore_env;
     char *text = NULL;
-    zb_status s = zb_compare_docs(base, nw, a.tol, a.n_tol, &r);
+    s = zb_compare_bases((const json_t *const *)bases, (const char *const *)paths, nb, nw, a.tol, a.n_tol, &r);
     if (s == ZB_OK) s = zb_compare_render(&r, a.format, a.github_tool == 1, &text);
     int code = 0;
     if (s != ZB_OK) {
@@ -366,20 +521,20 @@ static int compare_main(int argc, char **argv) {
     } else {
         fputs(text, stdout);
     }
-    if (code == 0 && r.n_regressions) code = 1;
+    if (code == 0) code = zb_compare_exit_code(&r);
     if (s == ZB_OK && (r.n_only_base || r.n_only_new) && a.format == ZB_CMP_GITHUB) {
         fprintf(stderr, "zerobench compare: %zu run(s) only in BASE, %zu only in NEW (not written)\n",
                 r.n_only_base, r.n_only_new);
     }
     free(text);
     zb_compare_result_free(&r);
-    json_decref(base);
+    free_docs(bases, paths, nb);
     json_decref(nw);
     return code;
 }
 
 const zb_tool zb_tool_compare = {
     .name = "compare",
-    .summary = "judge NEW.json against BASE.json: regressions per run and metric (exit 1 on any)",
+    .summary = "judge NEW.json against BASE.json (or several bases): regressions per run and metric (exit 1 on any)",
     .main = compare_main,
 };

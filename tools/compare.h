@@ -1,5 +1,7 @@
-/* zerobench compare: what the judging (compare.c) hands to the formats
- * (compare_format.c), and the judgement of one metric of a pair of runs. */
+/* zerobench compare: what the judging (compare.c: two files; compare_bases.c:
+ * several base files) hands to the formats (compare_format.c), the
+ * judgement of one metric, and the environment checks (compare_env.c,
+ * compare_peak.c). */
 #ifndef ZB_COMPARE_H
 #define ZB_COMPARE_H
 
@@ -22,8 +24,12 @@ typedef enum zb_verdict {
     ZB_VERDICT_NOISE,      /* worse beyond tolerance, inside a run's min-max spread */
     ZB_VERDICT_NOT_MEASURED, /* null or absent in one of the runs: not judged */
     ZB_VERDICT_NOT_COMPARABLE, /* against the peak (MFU, % of peak), the runs' peaks differ: not judged */
-    ZB_VERDICT_UNDETECTED  /* samples: changed beyond tolerance, but the test finds no difference */
+    ZB_VERDICT_UNDETECTED, /* samples: changed beyond tolerance, but the test finds no difference */
+    ZB_VERDICT_NOT_COMPARABLE_ENV /* the files' environments differ (compare_env.c): not judged */
 } zb_verdict;
+
+/* compare's exit status (docs/design.md, Regression compare). */
+enum { ZB_CMP_EXIT_PASS = 0, ZB_CMP_EXIT_REGRESSION = 1, ZB_CMP_EXIT_INPUT = 2, ZB_CMP_EXIT_NOT_COMPARABLE = 3 };
 
 /* What a row's verdict rests on. */
 typedef enum zb_cmp_basis {
@@ -50,15 +56,23 @@ typedef struct zb_cmp_row {
      * and NEW/BASE's ratio with its 95 % interval (twosample.h). */
     size_t n_base_samples, n_new_samples;
     double p, ratio, ratio_lo, ratio_hi;
+    /* Several base files (compare_bases.c): the base runs that had the
+     * metric, and the range of their figures (base is their median); 1 and
+     * the base value itself otherwise. */
+    size_t n_base_runs;
+    double base_lo, base_hi;
 } zb_cmp_row;
 
 typedef struct zb_cmp_pair {
-    const json_t *base_run, *new_run; /* borrowed from the loaded documents */
+    const json_t *base_run, *new_run; /* borrowed from the loaded documents (several bases: the first) */
     char label[160];
 } zb_cmp_pair;
 
+#define ZB_CMP_MAX_ENV_LINES 16
+
 typedef struct zb_cmp_result {
     const char *base_path, *new_path;
+    unsigned ignore_env; /* set by the caller: bit i judges across env key i (zb_compare_env_key) anyway */
     zb_cmp_pair *pairs;
     size_t n_pairs;
     zb_cmp_row *rows;
@@ -66,10 +80,22 @@ typedef struct zb_cmp_result {
     char **only_base, **only_new; /* labels of unmatched runs */
     size_t n_only_base, n_only_new;
     size_t n_regressions, n_noise, n_better, n_not_comparable, n_undetected;
+    size_t n_not_comparable_env; /* rows not judged because the environments differ */
+    size_t n_bases;              /* base files (1: the two-file form) */
+    size_t n_bases_left_out;     /* of them, left out for their environment */
     size_t n_tested, n_rule; /* rows judged by the two-sample test / by today's rule (no samples) */
     char peak_note[640]; /* the first pair whose peaks differ, both named; "" none */
-    char blas_note[192]; /* the BLAS cores, when they differ; "" none */
+    /* One line per environment difference (compare_env.c), in order; more than
+     * ZB_CMP_MAX_ENV_LINES are counted in n_env_more. */
+    char env_lines[ZB_CMP_MAX_ENV_LINES][384];
+    size_t n_env_lines, n_env_more;
+    char base_label[256]; /* several bases: what base_path points to ("3 files: a.json, ...") */
 } zb_cmp_result;
+
+/* compare's exit status for a rendered result: 1 with a regression, else 3
+ * when rows exist but none was judged (all not comparable or not
+ * measured, at least one not comparable), else 0. */
+int zb_compare_exit_code(const zb_cmp_result *r);
 
 /* Judges metric m of one pair of runs' metrics objects with tolerance `tol`
  * (relative % or absolute, as m says); the change is that of the runs'
@@ -90,9 +116,17 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
  * line naming both into `line`; false (line "") when equal or unknown. */
 bool zb_compare_peaks_differ(const json_t *base_doc, const json_t *base_run, const json_t *new_doc,
                              const json_t *new_run, char *line, size_t n);
-/* A line naming the two documents' BLAS cores (meta.blas_core.ran) when
- * they differ, else "". */
-void zb_compare_blas_cores(const json_t *base_doc, const json_t *new_doc, char *line, size_t n);
+/* compare_env.c. Appends to r->env_lines one line per environment key
+ * (backend, comm, BLAS core and library, threads, ranks per node, CPU and
+ * GPU models, MPI, NCCL and CUDA versions: meta's figures) that both
+ * documents record with different values, naming base_name (NULL: none)
+ * and both values; returns how many of them are not in `ignore` (bit i:
+ * key i is judged anyway). */
+int zb_compare_env(const json_t *base_doc, const char *base_name, const json_t *new_doc, unsigned ignore,
+                   zb_cmp_result *r);
+/* The index of env key `name`, or -1; the names joined by ", ". */
+int zb_compare_env_key(const char *name);
+void zb_compare_env_names(char *out, size_t n);
 
 /* A metric's tolerance given on the command line (--tolerance KEY=X). */
 typedef struct zb_cmp_tolerance {
@@ -109,6 +143,43 @@ typedef struct zb_cmp_tolerance {
  * whatever the return. */
 zb_status zb_compare_docs(const json_t *base, const json_t *new_doc, const zb_cmp_tolerance *tol, int n_tol,
                           zb_cmp_result *r);
+
+/* compare_bases.c: NEW against n_bases base documents (names[i] names base
+ * i in lines). One base: zb_compare_docs. Several: each NEW run is judged
+ * against its partners in every base whose environment matches (the others
+ * are left out, each named in an env line): by zb_compare_judge_bases. The
+ * caller sets r->base_path (or leaves it NULL for r->base_label) and
+ * r->new_path. ZB_ERR_INVALID: a file without runs, or no run in common. */
+zb_status zb_compare_bases(const json_t *const *bases, const char *const *names, size_t n_bases,
+                           const json_t *new_doc, const zb_cmp_tolerance *tol, int n_tol, zb_cmp_result *r);
+
+/* Judges metric m of NEW against k base runs' metrics objects. Base is the
+ * median of their figures and the change is NEW's against it; the base
+ * runs' range of figures, widened by the tolerance on each side, is what a
+ * rerun may give. Worse than the widened range is a regression when the
+ * two-sample test (the base runs' samples pooled against NEW's) finds NEW
+ * worse at 5 %, or, without samples, outright; beyond it with the test not
+ * finding it: ZB_VERDICT_UNDETECTED; better than the widened range (and the
+ * test, with samples): better; inside it, a change worse than the
+ * tolerance is noise, else ok. One base run with the metric: as
+ * zb_compare_judge. */
+void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *const *base_metrics, size_t k,
+                            const json_t *new_metrics, zb_cmp_row *row);
+
+/* Shared by the two judgements (compare.c): the tolerance of m (the last
+ * --tolerance given, else the default); a derived metric's row takes the
+ * verdict of its source among rows[0..n); a row counted into r's totals. */
+double zb_compare_tolerance_of(const zb_cmp_tolerance *tol, int n_tol, const zb_metric_def *m);
+void zb_compare_follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row);
+void zb_compare_count(zb_cmp_result *r, const zb_cmp_row *row);
+/* A judged row of a pair whose environments (other_env) or, for MFU, HFU
+ * and % of peak, peaks differ becomes not comparable. */
+void zb_compare_not_comparable(zb_cmp_row *row, bool other_env, bool other_peak);
+/* The pair's label: its base run's, with which side was simulated. */
+void zb_compare_pair_label(zb_cmp_pair *p);
+/* The change of NEW's figure n against base b into row->delta (% or
+ * absolute, as m says; delta_finite false for a change from 0). */
+void zb_compare_delta(const zb_metric_def *m, double b, double n, zb_cmp_row *row);
 void zb_compare_result_free(zb_cmp_result *r);
 
 typedef enum zb_cmp_format { ZB_CMP_TEXT = 0, ZB_CMP_MARKDOWN, ZB_CMP_GITHUB } zb_cmp_format;

@@ -79,16 +79,21 @@ static void fmt_side(const zb_cmp_row *r, bool is_new, char *out, size_t n) {
 }
 
 /* What the verdict rests on: the test's p and ratio, the source metric, or
- * today's rule for runs without samples. */
+ * today's rule for runs without samples; against several base runs, their
+ * count and range. */
 static void fmt_basis(const zb_cmp_row *r, char *out, size_t n) {
-    if (r->verdict == ZB_VERDICT_NOT_MEASURED) snprintf(out, n, "-");
-    else if (r->basis == ZB_BASIS_SOURCE) snprintf(out, n, "as %s", r->m->derived_from);
-    else if (r->basis == ZB_BASIS_RULE) snprintf(out, n, "rule (no samples)");
+    size_t used = 0;
+    if (r->verdict == ZB_VERDICT_NOT_MEASURED) used = (size_t)snprintf(out, n, "-");
+    else if (r->basis == ZB_BASIS_SOURCE) used = (size_t)snprintf(out, n, "as %s", r->m->derived_from);
+    else if (r->basis == ZB_BASIS_RULE) used = (size_t)snprintf(out, n, "rule (no samples)");
     else if (isfinite(r->ratio_lo)) {
-        snprintf(out, n, "U p=%.2g, x%.3f [%.3f, %.3f], n %zu/%zu", r->p, r->ratio, r->ratio_lo, r->ratio_hi,
-                 r->n_base_samples, r->n_new_samples);
+        used = (size_t)snprintf(out, n, "U p=%.2g, x%.3f [%.3f, %.3f], n %zu/%zu", r->p, r->ratio, r->ratio_lo,
+                                r->ratio_hi, r->n_base_samples, r->n_new_samples);
     } else {
-        snprintf(out, n, "U p=%.2g, n %zu/%zu", r->p, r->n_base_samples, r->n_new_samples);
+        used = (size_t)snprintf(out, n, "U p=%.2g, n %zu/%zu", r->p, r->n_base_samples, r->n_new_samples);
+    }
+    if (r->n_base_runs > 1 && r->basis != ZB_BASIS_SOURCE && r->verdict != ZB_VERDICT_NOT_MEASURED && used < n) {
+        snprintf(out + used, n - used, "; %zu base runs %.6g..%.6g", r->n_base_runs, r->base_lo, r->base_hi);
     }
 }
 
@@ -98,6 +103,9 @@ static void summary_line(const zb_cmp_result *r, sbuf *b) {
               r->n_regressions, r->n_noise, r->n_better, r->n_rows, r->n_pairs);
     if (r->n_undetected) sb_printf(b, "; %zu changed beyond tolerance with no difference detectable", r->n_undetected);
     if (r->n_not_comparable) sb_printf(b, "; %zu not comparable (different peaks)", r->n_not_comparable);
+    if (r->n_not_comparable_env) sb_printf(b, "; %zu not comparable (environment)", r->n_not_comparable_env);
+    if (r->n_bases > 1) sb_printf(b, "; %zu base files", r->n_bases);
+    if (r->n_bases_left_out) sb_printf(b, ", %zu left out (environment)", r->n_bases_left_out);
     sb_printf(b, "; %zu judged by the samples' test, %zu by the rule (no samples)", r->n_tested, r->n_rule);
 }
 
@@ -110,9 +118,15 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
         sb_printf(b, "# %zu comparison(s) without samples on both sides: today's rule (the tolerance; noise: worse "
                      "than it but inside a run's min-max spread)\n", r->n_rule);
     }
+    if (r->n_bases > 1) {
+        sb_printf(b, "# %zu base files: base is the median of the base runs' figures; a regression is worse than "
+                     "their range widened by the tolerance, with the test (their samples pooled) finding it; noise: "
+                     "worse than the tolerance, inside the widened range\n", r->n_bases);
+    }
     /* Said before the table: what its MFU and times rest on differs. */
     if (r->peak_note[0]) sb_printf(b, "# %s\n", r->peak_note);
-    if (r->blas_note[0]) sb_printf(b, "# %s\n", r->blas_note);
+    for (size_t i = 0; i < r->n_env_lines; i++) sb_printf(b, "# %s\n", r->env_lines[i]);
+    if (r->n_env_more) sb_printf(b, "# ... and %zu more environment difference(s)\n", r->n_env_more);
     zb_table *t = zb_table_new();
     if (!t) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     const char *heads[] = {"run", "metric", "unit", "base", "new", "change", "tolerance", "verdict", "judged by"};
@@ -122,7 +136,7 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
     }
     for (size_t i = 0; s == ZB_OK && i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
-        char base[32], nw[32], delta[48], tol[48], basis[96];
+        char base[32], nw[32], delta[48], tol[48], basis[192];
         fmt_side(row, false, base, sizeof base);
         fmt_side(row, true, nw, sizeof nw);
         fmt_delta(row, delta, sizeof delta);
@@ -177,18 +191,18 @@ static zb_status render_markdown(const zb_cmp_result *r, sbuf *b) {
     sb_printf(b, "`: %s", r->n_regressions ? "**" : "");
     summary_line(r, b);
     sb_printf(b, "%s.\n\n", r->n_regressions ? "**" : "");
-    const char *notes[] = {r->peak_note, r->blas_note};
-    for (int i = 0; i < 2; i++) {
-        if (!notes[i][0]) continue;
+    for (size_t i = 0; i < 1 + r->n_env_lines; i++) {
+        const char *note = i ? r->env_lines[i - 1] : r->peak_note;
+        if (!note[0]) continue;
         sb_printf(b, "> ");
-        md_cell(b, notes[i]);
+        md_cell(b, note);
         sb_printf(b, "\n\n");
     }
     sb_printf(b, "| run | metric | base | new | change | tolerance | verdict | judged by |\n");
     sb_printf(b, "|---|---|---:|---:|---:|---:|---|---|\n");
     for (size_t i = 0; i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
-        char base[32], nw[32], delta[48], tol[48], basis[96];
+        char base[32], nw[32], delta[48], tol[48], basis[192];
         fmt_side(row, false, base, sizeof base);
         fmt_side(row, true, nw, sizeof nw);
         fmt_delta(row, delta, sizeof delta);
@@ -220,11 +234,11 @@ static zb_status render_github(const zb_cmp_result *r, bool bigger, sbuf *b) {
     for (size_t i = 0; i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
         if (!row->have_new || (row->m->better == ZB_BETTER_HIGHER) != bigger) continue;
-        char name[224], extra[256], base[32], delta[48];
+        char name[224], extra[352], base[32], delta[48];
         snprintf(name, sizeof name, "%s / %s", r->pairs[row->pair].label, row->m->key);
         fmt_side(row, false, base, sizeof base);
         fmt_delta(row, delta, sizeof delta);
-        char basis[96];
+        char basis[192];
         fmt_basis(row, basis, sizeof basis);
         snprintf(extra, sizeof extra, "base %s, change %s, %s (%s)", base, delta, zb_verdict_name(row->verdict),
                  basis);

@@ -1,5 +1,6 @@
-/* compare: whether two runs' MFU and % of peak share a denominator, and
- * whether the same BLAS kernels ran (compare.h).
+/* compare: whether two runs' MFU and % of peak share a denominator
+ * (compare.h; the BLAS kernels and the rest of the environment:
+ * compare_env.c).
  *
  * A run's peak is its document's meta.peak (the per-rank figure, its source
  * and its basis: "measurement of DATE on host H", "--peak-gflops", the
@@ -66,15 +67,4 @@ bool zb_compare_peaks_differ(const json_t *base_doc, const json_t *base_run, con
     snprintf(line, n, "different peaks: %s; %s: mfu_pct, hfu_pct and pct_peak are not comparable, not judged", db,
              dn);
     return true;
-}
-
-void zb_compare_blas_cores(const json_t *base_doc, const json_t *new_doc, char *line, size_t n) {
-    if (n) line[0] = '\0';
-    const json_t *b = json_object_get(json_object_get(base_doc, "meta"), "blas_core");
-    const json_t *w = json_object_get(json_object_get(new_doc, "meta"), "blas_core");
-    const char *rb = json_string_value(json_object_get(b, "ran")), *rw = json_string_value(json_object_get(w, "ran"));
-    if (!rb || !rw || !strcmp(rb, rw)) return;
-    char sb[48], sw[48];
-    snprintf(line, n, "different BLAS cores: BASE ran %s, NEW ran %s (--blas-core): times and throughput compare "
-                      "different kernels", zb_escape(rb, 40, sb, sizeof sb), zb_escape(rw, 40, sw, sizeof sw));
 }

@@ -6,7 +6,9 @@
  * must be ZB_ERR_INVALID (or NOMEM) with a message; a comparison must pair
  * at least one run and render text and markdown of printable lines (a
  * value's control characters escaped) and github-benchmark as a JSON array
- * (checked here; a violation aborts). Replayed over
+ * (checked here; a violation aborts). The same two documents then go
+ * through the several-bases path (BASE and NEW as bases, NEW as new:
+ * tools/compare_bases.c), under the same rules. Replayed over
  * tests/fuzz/corpus/fuzz_compare/ by CTest; with -DZB_FUZZ=ON (clang) it
  * builds as a libFuzzer binary. */
 #include <stdint.h>
@@ -76,6 +78,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         r.base_path = "base.json";
         r.new_path = "new.json";
         zb_status s = zb_compare_docs(base, nw, NULL, 0, &r);
+        if (s != ZB_OK) refused(s);
+        else if (r.n_pairs < 1 || r.n_regressions + r.n_noise + r.n_better > r.n_rows) abort();
+        else render_all(&r);
+        zb_compare_result_free(&r);
+        const json_t *bases[2] = {base, nw};
+        const char *names[2] = {"base.json", "new.json"};
+        memset(&r, 0, sizeof r);
+        r.new_path = "new.json";
+        s = zb_compare_bases(bases, names, 2, nw, NULL, 0, &r);
         if (s != ZB_OK) refused(s);
         else if (r.n_pairs < 1 || r.n_regressions + r.n_noise + r.n_better > r.n_rows) abort();
         else render_all(&r);

@@ -10,7 +10,10 @@
 # name/unit/value per direction; markdown has a row per metric; unmatched
 # runs are listed; broken, missing, other-schema and mismatched files, an
 # unknown --tolerance metric and bad flags exit 2 with one line naming the
-# file or flag, and leave no -o file behind.
+# file or flag, and leave no -o file behind. Several bases (BASE... -- NEW,
+# a folder): judged against the base runs' range; B -- N is the two-file
+# form; another environment (BLAS core, MPI library) is named and exits 3
+# unless --ignore-env.
 set -u
 source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
@@ -108,6 +111,17 @@ for r in doc["runs"]:
 json.dump(doc, open(f"{d}/nosamples.json", "w"))
 finish("samples")
 PY
+# the collectives and GEMM carry their per-iteration times (-n 2: two each)
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+from zbcheck import check, finish
+d = sys.argv[1]
+for f in ("ag", "gemm"):
+    for r in json.load(open(f"{d}/{f}.json"))["runs"]:
+        s = r["metrics"]["samples"]["time_us"]
+        check(len(s) == 2 and all(v > 0 for v in s), f"{f}: 2 time_us samples, got {s}")
+finish("iteration samples")
+PY
 cmp 0 nosamples "$tmp/nosamples.json" "$tmp/step.json"
 check grep -q "without samples on both sides: today's rule" "$tmp/nosamples.out"
 check grep -q "step_time_ms .*ok .*rule (no samples)" "$tmp/nosamples.out"
@@ -165,6 +179,36 @@ json.dump(doc, open(f"{d}/spread_new.json", "w"))
 PY
 cmp 0 noise "$tmp/spread.json" "$tmp/spread_new.json"
 check grep -q "step_time_ms .*noise" "$tmp/noise.out"
+# several bases: BASE... -- NEW and a folder of them; the base runs' range widened by the tolerance
+mkdir -p "$tmp/bases" "$tmp/empty"
+doctor "$tmp/step.json" "$tmp/slow.json" step step_time_ms 2 prefetch || fail=1
+for i in 1 2 3; do cp "$tmp/slow.json.base" "$tmp/bases/b$i.json"; done
+cmp 1 multi "$tmp/bases/b1.json" "$tmp/bases/b2.json" -- "$tmp/slow.json"
+check grep -q "step_time_ms .*REGRESSION .*; 2 base runs" "$tmp/multi.out"
+check grep -q "^# 2 base files: base is the median" "$tmp/multi.out"
+cmp 1 multi_dir "$tmp/bases" -- "$tmp/slow.json"
+check grep -q "3 base files" "$tmp/multi_dir.out"
+cmp 0 multi_same "$tmp/bases" -- "$tmp/bases/b1.json"
+cmp 1 one_base_dashdash "$tmp/slow.json.base" -- "$tmp/slow.json"
+"$ZB" compare "$tmp/slow.json.base" "$tmp/slow.json" >"$tmp/two_form.out" 2>&1
+check cmp -s "$tmp/two_form.out" "$tmp/one_base_dashdash.out"
+# another environment: named on one line, nothing comparable, exit 3; --ignore-env judges anyway
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/step.json"))
+doc["meta"]["blas"] = doc["meta"]["blas"].replace(doc["meta"]["blas_core"]["ran"], "Other")  # OpenBLAS names its core
+doc["meta"]["blas_core"] = {"ran": "Other"}
+doc["meta"]["mpi_library"] = "Another MPI 9"
+json.dump(doc, open(f"{d}/otherenv.json", "w"))
+PY
+cmp 3 env "$tmp/step.json" "$tmp/otherenv.json"
+check grep -q "^# not comparable: blas_core: BASE .*, NEW Other" "$tmp/env.out"
+check grep -q "^# not comparable: mpi_library: BASE .*, NEW Another MPI 9" "$tmp/env.out"
+check grep -q "step_time_ms .*not comparable (environment)" "$tmp/env.out"
+cmp 0 env_ignored "$tmp/step.json" "$tmp/otherenv.json" --ignore-env blas_core,mpi_library
+check grep -q "^# judged anyway: blas_core" "$tmp/env_ignored.out"
+cmp 3 env_multi "$tmp/bases" -- "$tmp/otherenv.json"
 # github-benchmark: one direction per array, parsed
 cmp 1 gh_small "$tmp/ag.json" "$tmp/t.json" --format github-benchmark --github-tool customSmallerIsBetter -o "$tmp/gh_small.json"
 cmp 0 gh_big "$tmp/step.json" "$tmp/step.json" --format github-benchmark --github-tool customBiggerIsBetter
@@ -223,7 +267,16 @@ cmp 2 tolerance_empty "$tmp/ag.json" "$tmp/ag.json" --tolerance
 cmp 2 format "$tmp/ag.json" "$tmp/ag.json" --format html
 cmp 2 gh_needs_tool "$tmp/ag.json" "$tmp/ag.json" --format github-benchmark
 cmp 2 one_file "$tmp/ag.json"
-for e in mismatch broken missing schema tolerance tolerance_value tolerance_empty format gh_needs_tool one_file; do
+cmp 2 no_base -- "$tmp/ag.json" -o "$tmp/never.txt"
+check grep -q "'--': expected at least one BASE before it" "$tmp/no_base.err"
+cmp 2 two_new "$tmp/ag.json" -- "$tmp/ag.json" "$tmp/ag.json"
+check grep -q "'--': expected one NEW results file after it (got 2)" "$tmp/two_new.err"
+cmp 2 empty_dir "$tmp/empty" -- "$tmp/ag.json" -o "$tmp/never.txt"
+check grep -q "empty': a folder with no \*.json results file" "$tmp/empty_dir.err"
+cmp 2 ignore_env "$tmp/ag.json" "$tmp/ag.json" --ignore-env nope
+check grep -q "ignore-env: unknown key 'nope' (accepted: backend, comm, blas_core" "$tmp/ignore_env.err"
+for e in mismatch broken missing schema tolerance tolerance_value tolerance_empty format gh_needs_tool one_file \
+  no_base two_new empty_dir ignore_env; do
   check [ "$(wc -l <"$tmp/$e.err")" -eq 1 ]
   check [ ! -s "$tmp/$e.out" ]
 done

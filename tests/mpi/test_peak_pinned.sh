@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The CPU peak holds still (harness/cli/peak_cache.h): the first run on a
 # host measures it and caches it, a later run with another --blas-core
-# reuses that figure (so a slower kernel cannot raise MFU), compare then
-# judges MFU and names the BLAS cores, and runs against different peaks
-# get "not comparable (different peaks)" without failing compare.
+# reuses that figure (so a slower kernel cannot raise MFU), compare with
+# --ignore-env blas_core judges MFU and names the cores, runs against different peaks
+# get "not comparable (different peaks)" without failing compare; another
+# BLAS core is not comparable at all (exit 3) unless --ignore-env blas_core.
 # --peak-measure replaces the cache; a cache behind a symbolic link or a
 # malformed one is a note, never a failure nor a write through the link.
 # Nothing here is timed: only which figure each run used.
@@ -69,13 +70,19 @@ json.dump(other, open(f"{d}/other.json", "w"))
 finish()
 PY
 
-# Same peak: MFU judged, the BLAS cores named. The step may be slower
-# (exit 1 on a time regression): only the lines are checked.
-timeout 60 "$ZB" compare "$tmp/first.json" "$tmp/prescott.json" >"$tmp/same.out" 2>"$tmp/same.err"
+# Same peak, other BLAS core: the core named, nothing comparable (exit 3).
+timeout 60 "$ZB" compare "$tmp/first.json" "$tmp/prescott.json" >"$tmp/core.out" 2>"$tmp/core.err"
+check test $? -eq 3
+check grep -q "^# not comparable: blas_core: BASE .*, NEW Prescott" "$tmp/core.out"
+check grep -q "mfu_pct .*not comparable (environment)" "$tmp/core.out"
+# --ignore-env blas_core: MFU judged. The step may be slower (exit 1 on a
+# time regression): only the lines are checked.
+timeout 60 "$ZB" compare "$tmp/first.json" "$tmp/prescott.json" --ignore-env blas_core >"$tmp/same.out" 2>"$tmp/same.err"
 check test $? -le 1
-check grep -q "^# different BLAS cores: BASE ran .*, NEW ran Prescott" "$tmp/same.out"
+check grep -q "^# judged anyway: blas_core: BASE .*, NEW Prescott" "$tmp/same.out"
 check grep -q "mfu_pct" "$tmp/same.out"
 check bash -c "! grep -q 'different peaks' '$tmp/same.out'"
+check bash -c "! grep -q 'not comparable (environment)' '$tmp/same.out'"
 # Different peaks: named, MFU not judged, and no failure.
 timeout 60 "$ZB" compare "$tmp/first.json" "$tmp/other.json" >"$tmp/diff.out" 2>"$tmp/diff.err"
 rc=$?

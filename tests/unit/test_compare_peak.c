@@ -3,7 +3,8 @@
  * figure and basis, else the runs' peak_source); otherwise they are "not
  * comparable (different peaks)", not a regression, and a line names both
  * peaks. MFU and HFU take their source step time's verdict. A BLAS core
- * that differs is named. Nothing is timed. */
+ * that differs (compare_env.c) is named and makes every row not comparable
+ * (exit 3) unless --ignore-env blas_core judges anyway. Nothing is timed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +36,20 @@ static const char *PEAK_FLAG = "{\"gflops_per_rank\": 113.0, \"source\": \"--pea
 
 typedef struct outcome {
     zb_verdict mfu, hfu, step;
-    size_t regressions, not_comparable;
+    size_t regressions, not_comparable, not_comparable_env;
+    int exit_code;
     char text[8192];
-    char peak_note[640], blas_note[192];
+    char peak_note[640], env[1024];
 } outcome;
 
-static outcome run_compare(json_t *b, json_t *n) {
+static outcome run_compare_ignoring(json_t *b, json_t *n, unsigned ignore) {
     outcome o;
     memset(&o, 0, sizeof o);
     zb_cmp_result r;
     memset(&r, 0, sizeof r);
     r.base_path = "base.json";
     r.new_path = "new.json";
+    r.ignore_env = ignore;
     ZB_CHECK(b && n);
     if (b && n) ZB_CHECK_OK(zb_compare_docs(b, n, NULL, 0, &r));
     for (size_t i = 0; i < r.n_rows; i++) {
@@ -56,8 +59,13 @@ static outcome run_compare(json_t *b, json_t *n) {
     }
     o.regressions = r.n_regressions;
     o.not_comparable = r.n_not_comparable;
+    o.not_comparable_env = r.n_not_comparable_env;
+    o.exit_code = zb_compare_exit_code(&r);
     snprintf(o.peak_note, sizeof o.peak_note, "%s", r.peak_note);
-    snprintf(o.blas_note, sizeof o.blas_note, "%s", r.blas_note);
+    for (size_t i = 0; i < r.n_env_lines; i++) {
+        size_t used = strlen(o.env);
+        snprintf(o.env + used, sizeof o.env - used, "%s\n", r.env_lines[i]);
+    }
     char *text = NULL;
     if (r.n_rows && zb_compare_render(&r, ZB_CMP_TEXT, false, &text) == ZB_OK) {
         snprintf(o.text, sizeof o.text, "%s", text);
@@ -69,6 +77,8 @@ static outcome run_compare(json_t *b, json_t *n) {
     return o;
 }
 
+static outcome run_compare(json_t *b, json_t *n) { return run_compare_ignoring(b, n, 0); }
+
 int main(void) {
     /* Same peak (one cached measurement): MFU judged, by its source step
      * time (10 -> 13.4 ms, MFU 40 -> 30 %): step, MFU and HFU regress. */
@@ -79,24 +89,38 @@ int main(void) {
     /* MFU moved with no change of step time: one measurement, one verdict (ok). */
     o = run_compare(doc(40, 10, PEAK_A, NULL, NULL), doc(30, 10, PEAK_A, NULL, NULL));
     ZB_CHECK(o.mfu == ZB_VERDICT_OK && o.hfu == ZB_VERDICT_OK && o.regressions == 0);
-    ZB_CHECK(o.peak_note[0] == '\0' && o.blas_note[0] == '\0' && !strstr(o.text, "different"));
+    ZB_CHECK(o.peak_note[0] == '\0' && o.env[0] == '\0' && !strstr(o.text, "different"));
     /* The run that measured and the run that reused its measurement: one peak. */
     o = run_compare(doc(40, 10, PEAK_A2, NULL, NULL), doc(30, 13.4, PEAK_A, NULL, NULL));
     ZB_CHECK(o.mfu == ZB_VERDICT_REGRESSION && o.not_comparable == 0);
 
-    /* Different peaks, slower kernel, "better" MFU: not judged, not failed,
-     * both peaks named; the step time still regresses. */
+    /* Different peaks, slower kernel, "better" MFU: every row not
+     * comparable (another BLAS core measured other kernels), exit 3, the
+     * core and the peaks named. */
     o = run_compare(doc(20, 10, PEAK_A, "SkylakeX", NULL), doc(31, 24, PEAK_B, "Prescott", NULL));
+    ZB_CHECK(o.mfu == ZB_VERDICT_NOT_COMPARABLE_ENV && o.step == ZB_VERDICT_NOT_COMPARABLE_ENV);
+    ZB_CHECK(o.regressions == 0 && o.not_comparable_env == 3 && o.exit_code == ZB_CMP_EXIT_NOT_COMPARABLE);
+    ZB_CHECK_MSG(strstr(o.env, "not comparable: blas_core: BASE SkylakeX, NEW Prescott"),
+                 "env '%s'", o.env);
+    ZB_CHECK_MSG(strstr(o.text, "# not comparable: blas_core: ") && strstr(o.text, "3 not comparable (environment)"),
+                 "text:\n%s", o.text);
+    /* --ignore-env blas_core: judged; MFU still not (different peaks), the
+     * step time regresses, both peaks named. */
+    o = run_compare_ignoring(doc(20, 10, PEAK_A, "SkylakeX", NULL), doc(31, 24, PEAK_B, "Prescott", NULL),
+                             1u << zb_compare_env_key("blas_core"));
     ZB_CHECK(o.mfu == ZB_VERDICT_NOT_COMPARABLE && o.hfu == ZB_VERDICT_NOT_COMPARABLE);
     ZB_CHECK(o.step == ZB_VERDICT_REGRESSION && o.regressions == 1 && o.not_comparable == 2);
+    ZB_CHECK(o.exit_code == ZB_CMP_EXIT_REGRESSION && strstr(o.env, "judged anyway: blas_core"));
     ZB_CHECK_MSG(strstr(o.peak_note, "different peaks: BASE 113 GFLOP/s per rank (cached measurement") &&
                      strstr(o.peak_note, "NEW 85.2 GFLOP/s per rank (measured once"),
                  "peak note '%s'", o.peak_note);
-    ZB_CHECK_MSG(strstr(o.blas_note, "BASE ran SkylakeX, NEW ran Prescott"), "blas note '%s'", o.blas_note);
-    ZB_CHECK_MSG(strstr(o.text, "# different peaks: ") && strstr(o.text, "# different BLAS cores: ") &&
-                     strstr(o.text, "not comparable (different peaks)") &&
+    ZB_CHECK_MSG(strstr(o.text, "# different peaks: ") && strstr(o.text, "not comparable (different peaks)") &&
                      strstr(o.text, "2 not comparable (different peaks)"),
                  "text:\n%s", o.text);
+    /* Only the peak differs: MFU not judged, the rest is, exit 0 (a line says why). */
+    o = run_compare(doc(20, 10, PEAK_A, NULL, NULL), doc(31, 10, PEAK_B, NULL, NULL));
+    ZB_CHECK(o.mfu == ZB_VERDICT_NOT_COMPARABLE && o.step == ZB_VERDICT_OK && o.exit_code == ZB_CMP_EXIT_PASS);
+    ZB_CHECK(zb_compare_env_key("nope") == -1);
     /* Equal figures, other basis (--peak-gflops against a measurement): not one peak. */
     o = run_compare(doc(40, 10, PEAK_A, NULL, NULL), doc(30, 10, PEAK_FLAG, NULL, NULL));
     ZB_CHECK(o.mfu == ZB_VERDICT_NOT_COMPARABLE && o.regressions == 0);

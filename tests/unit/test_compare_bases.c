@@ -1,0 +1,104 @@
+/* compare against several base files (tools/compare_bases.c): the base is
+ * the median of the base runs' figures; NEW regresses only when worse than
+ * their range widened by the tolerance and, with samples, when the test
+ * over the pooled base samples finds it worse; inside the widened range a
+ * change beyond the tolerance is noise; a base from another environment is
+ * left out and named; with every base left out nothing is comparable
+ * (exit 3). Synthetic runs, nothing timed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "compare.h"
+#include "zb_test.h"
+
+/* A step run's metrics: step time `ms`, with 20 samples ms +- 1 % unless
+ * `samples` is false. */
+static json_t *metrics(double ms, bool samples) {
+    json_t *m = json_pack("{s:f, s:f}", "step_time_ms", ms, "tokens_per_s", 1000.0 / ms);
+    if (samples) {
+        json_t *a = json_array();
+        for (int i = 0; i < 20; i++) json_array_append_new(a, json_real(ms * (0.99 + 0.001 * i)));
+        json_object_set_new(m, "samples", json_pack("{s:o}", "step_time_ms", a));
+    }
+    return m;
+}
+
+static zb_verdict judge(const double *base_ms, size_t k, double new_ms, bool samples, zb_cmp_row *row) {
+    const json_t *bm[8];
+    json_t *owned[8];
+    for (size_t j = 0; j < k; j++) bm[j] = owned[j] = metrics(base_ms[j], samples);
+    json_t *nm = metrics(new_ms, samples);
+    memset(row, 0, sizeof *row);
+    zb_compare_judge_bases(zb_metric_find("step_time_ms"), 5.0, bm, k, nm, row);
+    for (size_t j = 0; j < k; j++) json_decref(owned[j]);
+    json_decref(nm);
+    return row->verdict;
+}
+
+static void test_judge(void) {
+    const double base[] = {10.0, 11.0, 12.0};
+    zb_cmp_row r;
+    /* inside the range: ok; worse than the tolerance but inside the widened range: noise */
+    ZB_CHECK(judge(base, 3, 11.2, true, &r) == ZB_VERDICT_OK && r.n_base_runs == 3 && r.base == 11.0);
+    ZB_CHECK(r.base_lo == 10.0 && r.base_hi == 12.0 && r.n_base_samples == 60 && r.basis == ZB_BASIS_TEST);
+    ZB_CHECK(judge(base, 3, 12.5, true, &r) == ZB_VERDICT_NOISE);
+    /* beyond 12 x 1.05 = 12.6, the test finds it: a regression; faster than 10 x 0.95: better */
+    ZB_CHECK(judge(base, 3, 13.0, true, &r) == ZB_VERDICT_REGRESSION && r.p < 0.001);
+    ZB_CHECK_MSG(fabs(r.delta - 100.0 * 2.0 / 11.0) < 1e-9, "delta %g against the median", r.delta);
+    ZB_CHECK(judge(base, 3, 9.0, true, &r) == ZB_VERDICT_BETTER);
+    /* without samples: the widened range alone */
+    ZB_CHECK(judge(base, 3, 13.0, false, &r) == ZB_VERDICT_REGRESSION && r.basis == ZB_BASIS_RULE);
+    ZB_CHECK(judge(base, 3, 12.5, false, &r) == ZB_VERDICT_NOISE);
+    /* one base run: the two-run judgement (12.5 against 10 is +25 %) */
+    ZB_CHECK(judge(base, 1, 12.5, true, &r) == ZB_VERDICT_REGRESSION && r.n_base_runs == 1);
+}
+
+/* A results document: one step run of step time ms, meta.blas_core.ran core. */
+static json_t *doc(double ms, const char *core) {
+    json_t *run = json_pack("{s:s, s:s, s:s, s:i, s:o}", "bench", "step", "model", "tiny", "mode", "sync", "ranks", 2,
+                            "metrics", metrics(ms, true));
+    return json_pack("{s:s, s:{s:{s:s}}, s:[o]}", "schema", "zerobench/1", "meta", "blas_core", "ran", core, "runs", run);
+}
+
+static void test_docs(void) {
+    json_t *b[3] = {doc(10.0, "Zen"), doc(11.0, "Zen"), doc(12.0, "Prescott")};
+    json_t *nw = doc(11.9, "Zen");
+    const char *names[3] = {"a.json", "b.json", "c.json"};
+    zb_cmp_result r;
+    memset(&r, 0, sizeof r);
+    r.new_path = "new.json";
+    ZB_CHECK_OK(zb_compare_bases((const json_t *const *)b, names, 3, nw, NULL, 0, &r));
+    /* c.json ran Prescott: left out; against 10..11 widened to 11.55, 11.9 regresses */
+    ZB_CHECK(r.n_bases == 3 && r.n_bases_left_out == 1 && r.n_pairs == 1 && r.n_env_lines == 1);
+    ZB_CHECK_MSG(strstr(r.env_lines[0], "not comparable: blas_core: BASE c.json Prescott, NEW Zen"), "'%s'",
+                 r.env_lines[0]);
+    ZB_CHECK(r.rows[0].verdict == ZB_VERDICT_REGRESSION && r.rows[0].n_base_runs == 2);
+    ZB_CHECK(r.rows[1].verdict == ZB_VERDICT_REGRESSION && r.rows[1].basis == ZB_BASIS_SOURCE);
+    ZB_CHECK(zb_compare_exit_code(&r) == ZB_CMP_EXIT_REGRESSION && !strncmp(r.base_path, "3 files: a.json", 15));
+    char *text = NULL;
+    ZB_CHECK_OK(zb_compare_render(&r, ZB_CMP_TEXT, false, &text));
+    ZB_CHECK_MSG(text && strstr(text, "2 base runs 10..11") && strstr(text, "3 base files, 1 left out"), "%s", text);
+    free(text);
+    zb_compare_result_free(&r);
+    /* every base from another environment: judged against them, not comparable, exit 3 */
+    json_t *other = doc(11.0, "Haswell");
+    memset(&r, 0, sizeof r);
+    r.new_path = "new.json";
+    ZB_CHECK_OK(zb_compare_bases((const json_t *const *)b, names, 2, other, NULL, 0, &r));
+    ZB_CHECK(r.n_bases_left_out == 2 && r.n_not_comparable_env == 2 && r.n_regressions == 0);
+    ZB_CHECK(zb_compare_exit_code(&r) == ZB_CMP_EXIT_NOT_COMPARABLE);
+    zb_compare_result_free(&r);
+    json_decref(other);
+    for (int i = 0; i < 3; i++) json_decref(b[i]);
+    json_decref(nw);
+}
+
+int main(void) {
+    test_judge();
+    test_docs();
+    return zb_test_finish("test_compare_bases");
+}

@@ -1,0 +1,265 @@
+/* compare against several base files (compare.h): each NEW run against its
+ * partners in every base file, so that a regression is judged against the
+ * spread between runs, not only within one. On a shared machine one run's
+ * median moves more between reruns than any test over its own samples can
+ * allow for (issue 20: identical runs failed a per-run test in half the
+ * pairs); the range of several base runs' figures holds that move. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "results.h"
+#include "run_identity.h"
+#include "twosample.h"
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The base runs' samples of `key`, concatenated into *out (malloc'ed). */
+static size_t pooled_samples(const json_t *const *bm, size_t k, const char *key, double **out) {
+    size_t n = 0;
+    *out = NULL;
+    for (size_t j = 0; j < k; j++) {
+        double *s = NULL;
+        size_t m = zb_metric_samples(bm[j], key, &s);
+        double *grown = m ? (double *)realloc(*out, (n + m) * sizeof **out) : *out;
+        if (m && !grown) { /* out of memory: judged as without samples */
+            free(s);
+            free(*out);
+            *out = NULL;
+            return 0;
+        }
+        *out = grown;
+        if (m) memcpy(*out + n, s, m * sizeof *s);
+        n += m;
+        free(s);
+    }
+    return n;
+}
+
+/* The worse and the better end of the base range, widened by tol. */
+static void widened(const zb_metric_def *m, double tol, double lo, double hi, double *lo_w, double *hi_w) {
+    *lo_w = m->absolute ? lo - tol : lo - fabs(lo) * tol / 100.0;
+    *hi_w = m->absolute ? hi + tol : hi + fabs(hi) * tol / 100.0;
+}
+
+void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *const *bm, size_t k,
+                            const json_t *nm, zb_cmp_row *row) {
+    double *v = (double *)malloc((k ? k : 1) * sizeof *v);
+    size_t with = 0;
+    const json_t *one = k ? bm[0] : NULL;
+    for (size_t j = 0; v && j < k; j++) {
+        if (zb_metric_value(bm[j], m->key, &v[with])) {
+            with++;
+            one = bm[j];
+        }
+    }
+    if (with <= 1) { /* one base run (or none) with the metric: the two-run judgement */
+        free(v);
+        zb_compare_judge(m, tol, one, nm, row);
+        return;
+    }
+    zb_compare_judge(m, tol, NULL, nm, row); /* resets the row, and sets NEW's side */
+    qsort(v, with, sizeof *v, cmp_double);
+    row->have_base = true;
+    row->n_base_runs = with;
+    row->base = with % 2 ? v[with / 2] : 0.5 * (v[with / 2 - 1] + v[with / 2]);
+    row->base_lo = v[0];
+    row->base_hi = v[with - 1];
+    free(v);
+    if (!row->have_new) return;
+    double n = row->new_value, lo_w, hi_w;
+    zb_compare_delta(m, row->base, n, row);
+    row->new_has_spread = zb_metric_spread(nm, m->key, n, &row->new_lo, &row->new_hi);
+    double worse = m->better == ZB_BETTER_LOWER ? row->delta : -row->delta;
+    widened(m, tol, row->base_lo, row->base_hi, &lo_w, &hi_w);
+    bool lower = m->better == ZB_BETTER_LOWER;
+    bool beyond_worse = lower ? n > hi_w : n < lo_w, beyond_better = lower ? n < lo_w : n > hi_w;
+    double *sb = NULL, *sn = NULL;
+    row->n_base_samples = pooled_samples(bm, k, m->key, &sb);
+    row->n_new_samples = zb_metric_samples(nm, m->key, &sn);
+    if (row->n_base_samples >= ZB_TWOSAMPLE_MIN_N && row->n_new_samples >= ZB_TWOSAMPLE_MIN_N) {
+        zb_twosample t = zb_twosample_test(sb, row->n_base_samples, sn, row->n_new_samples);
+        row->basis = ZB_BASIS_TEST;
+        row->p = t.p;
+        row->ratio = t.ratio;
+        row->ratio_lo = t.ratio_lo;
+        row->ratio_hi = t.ratio_hi;
+        int worse_dir = lower ? t.direction : -t.direction;
+        if (beyond_worse) row->verdict = t.significant && worse_dir > 0 ? ZB_VERDICT_REGRESSION : ZB_VERDICT_UNDETECTED;
+        else if (beyond_better) row->verdict = t.significant && worse_dir < 0 ? ZB_VERDICT_BETTER : ZB_VERDICT_UNDETECTED;
+        else row->verdict = worse > tol ? ZB_VERDICT_NOISE : ZB_VERDICT_OK;
+    } else {
+        row->verdict = beyond_worse    ? ZB_VERDICT_REGRESSION
+                       : beyond_better ? ZB_VERDICT_BETTER
+                       : worse > tol   ? ZB_VERDICT_NOISE
+                                       : ZB_VERDICT_OK;
+    }
+    free(sb);
+    free(sn);
+}
+
+/* "3 files: a.json, b.json, c.json" (shortened to fit). */
+static void bases_label(const char *const *names, size_t n, char *out, size_t cap) {
+    size_t used = (size_t)snprintf(out, cap, "%zu files:", n);
+    for (size_t i = 0; i < n && used < cap; i++) {
+        char shown[72];
+        zb_results_shown_path(names[i], shown);
+        if (used + strlen(shown) + 8 >= cap) {
+            snprintf(out + used, cap - used, " ...");
+            return;
+        }
+        used += (size_t)snprintf(out + used, cap - used, "%s %s", i ? "," : "", shown);
+    }
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The labels of the base runs no pair used, each once, sorted. */
+static zb_status unmatched_bases(const json_t *const *bases, size_t n_bases, bool *const *used, zb_cmp_result *r) {
+    size_t total = 0;
+    for (size_t j = 0; j < n_bases; j++) total += json_array_size(json_object_get(bases[j], "runs"));
+    r->only_base = (char **)calloc(total ? total : 1, sizeof *r->only_base);
+    if (!r->only_base) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    for (size_t j = 0; j < n_bases; j++) {
+        const json_t *runs = json_object_get(bases[j], "runs");
+        for (size_t i = 0; i < json_array_size(runs); i++) {
+            if (used[j][i]) continue;
+            char label[160];
+            zb_run_label(json_array_get(runs, i), label, sizeof label);
+            if (!(r->only_base[r->n_only_base++] = strdup(label))) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+        }
+    }
+    qsort(r->only_base, r->n_only_base, sizeof *r->only_base, cmp_str);
+    size_t kept = 0;
+    for (size_t i = 0; i < r->n_only_base; i++) {
+        if (kept && !strcmp(r->only_base[kept - 1], r->only_base[i])) free(r->only_base[i]);
+        else r->only_base[kept++] = r->only_base[i];
+    }
+    r->n_only_base = kept;
+    return ZB_OK;
+}
+
+/* One NEW run against its partner runs (part[0..k), from documents
+ * docs[0..k)): its rows. */
+static void judge_run(zb_cmp_result *r, const json_t *nw, const json_t *new_run, const json_t *const *part,
+                      const json_t *const *docs, size_t k, bool other_env, const zb_cmp_tolerance *tol, int n_tol,
+                      const json_t **bm) {
+    zb_cmp_pair *p = &r->pairs[r->n_pairs];
+    p->base_run = part[0];
+    p->new_run = new_run;
+    zb_compare_pair_label(p);
+    bool other_peak = false;
+    for (size_t j = 0; j < k; j++) {
+        char peaks[sizeof r->peak_note];
+        bm[j] = json_object_get(part[j], "metrics");
+        if (!zb_compare_peaks_differ(docs[j], part[j], nw, new_run, peaks, sizeof peaks)) continue;
+        other_peak = true;
+        if (!r->peak_note[0]) snprintf(r->peak_note, sizeof r->peak_note, "%s", peaks);
+    }
+    const json_t *nm = json_object_get(new_run, "metrics");
+    size_t first_row = r->n_rows;
+    for (int i = 0; zb_metric_at(i); i++) {
+        const zb_metric_def *m = zb_metric_at(i);
+        bool present = json_object_get(nm, m->key) != NULL;
+        for (size_t j = 0; j < k && !present; j++) present = json_object_get(bm[j], m->key) != NULL;
+        if (!present) continue;
+        zb_cmp_row *row = &r->rows[r->n_rows++];
+        row->pair = r->n_pairs;
+        zb_compare_judge_bases(m, zb_compare_tolerance_of(tol, n_tol, m), bm, k, nm, row);
+        zb_compare_follow_source(r->rows + first_row, r->n_rows - 1 - first_row, row);
+        zb_compare_not_comparable(row, other_env, other_peak);
+        zb_compare_count(r, row);
+    }
+    r->n_pairs++;
+}
+
+zb_status zb_compare_bases(const json_t *const *bases, const char *const *names, size_t n_bases,
+                           const json_t *nw, const zb_cmp_tolerance *tol, int n_tol, zb_cmp_result *r) {
+    if (n_bases == 1) {
+        if (!r->base_path) r->base_path = names[0];
+        return zb_compare_docs(bases[0], nw, tol, n_tol, r);
+    }
+    bases_label(names, n_bases, r->base_label, sizeof r->base_label);
+    if (!r->base_path) r->base_path = r->base_label;
+    r->n_bases = n_bases;
+    const json_t *nr = json_object_get(nw, "runs");
+    size_t nn = json_array_size(nr), n_metrics = 0;
+    char shown[72];
+    if (!nn) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", zb_results_shown_path(r->new_path, shown));
+    for (size_t j = 0; j < n_bases; j++) {
+        if (!json_array_size(json_object_get(bases[j], "runs"))) {
+            return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", zb_results_shown_path(names[j], shown));
+        }
+    }
+    while (zb_metric_at((int)n_metrics)) n_metrics++;
+    /* A base from another environment measured something else: left out, named. */
+    bool *out = (bool *)calloc(n_bases, sizeof *out);
+    long **pair = (long **)calloc(n_bases, sizeof *pair);
+    bool **used = (bool **)calloc(n_bases, sizeof *used);
+    const json_t **part = (const json_t **)calloc(n_bases, sizeof *part), **docs = NULL, **bm = NULL;
+    docs = (const json_t **)calloc(n_bases, sizeof *docs);
+    bm = (const json_t **)calloc(n_bases, sizeof *bm);
+    zb_status s = out && pair && used && part && docs && bm ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    for (size_t j = 0; s == ZB_OK && j < n_bases; j++) {
+        zb_results_shown_path(names[j], shown);
+        out[j] = zb_compare_env(bases[j], shown, nw, r->ignore_env, r) > 0;
+        r->n_bases_left_out += out[j];
+        const json_t *br = json_object_get(bases[j], "runs");
+        size_t np = 0;
+        pair[j] = (long *)malloc(nn * sizeof **pair);
+        used[j] = (bool *)calloc(json_array_size(br), sizeof **used);
+        if (!pair[j] || !used[j] || !zb_run_pair(nr, br, pair[j], &np)) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    }
+    if (s == ZB_OK) {
+        r->pairs = (zb_cmp_pair *)calloc(nn, sizeof *r->pairs);
+        r->rows = (zb_cmp_row *)calloc(nn * n_metrics, sizeof *r->rows);
+        r->only_new = (char **)calloc(nn, sizeof *r->only_new);
+        if (!r->pairs || !r->rows || !r->only_new) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    }
+    for (size_t i = 0; s == ZB_OK && i < nn; i++) {
+        /* the partners in the bases that match NEW's environment; none there:
+         * those in the others, judged as not comparable */
+        size_t k = 0;
+        bool other_env = false;
+        for (int pass = 0; pass < 2 && k == 0; pass++) {
+            other_env = pass == 1;
+            for (size_t j = 0; j < n_bases; j++) {
+                if (pair[j][i] < 0 || out[j] != other_env) continue;
+                used[j][pair[j][i]] = true;
+                docs[k] = bases[j];
+                part[k++] = json_array_get(json_object_get(bases[j], "runs"), (size_t)pair[j][i]);
+            }
+        }
+        const json_t *run = json_array_get(nr, i);
+        if (k) {
+            judge_run(r, nw, run, part, docs, k, other_env, tol, n_tol, bm);
+            continue;
+        }
+        char label[160];
+        zb_run_label(run, label, sizeof label);
+        if (!(r->only_new[r->n_only_new++] = strdup(label))) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    }
+    if (s == ZB_OK && r->n_pairs == 0) {
+        char ln[160];
+        zb_run_label(json_array_get(nr, 0), ln, sizeof ln);
+        s = ZB_FAIL(ZB_ERR_INVALID, "no run of '%s' matches a run of the %zu base files (the first is '%s')",
+                    zb_results_shown_path(r->new_path, shown), n_bases, ln);
+    }
+    if (s == ZB_OK) s = unmatched_bases(bases, n_bases, used, r);
+    for (size_t j = 0; pair && used && j < n_bases; j++) {
+        free(pair[j]);
+        free(used[j]);
+    }
+    free(out);
+    free(pair);
+    free(used);
+    free(part);
+    free(docs);
+    free(bm);
+    return s;
+}
