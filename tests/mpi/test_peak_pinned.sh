@@ -7,7 +7,8 @@
 # BLAS core is not comparable at all (exit 3) unless --ignore-env blas_core.
 # --peak-measure replaces the cache; a cache behind a symbolic link or a
 # malformed one is a note, never a failure nor a write through the link.
-# Nothing here is timed: only which figure each run used.
+# Nothing here is timed: only which figure each run used. The first run asks
+# for auto, not keep: on some VMs OpenBLAS itself picks Prescott.
 set -u
 source "$(dirname "$0")/../lib.sh"
 unset OPENBLAS_CORETYPE
@@ -25,9 +26,9 @@ run() {
   [ $rc -eq 0 ] || { echo "FAIL: $name exited $rc"; show "$tmp/$name.out"; show "$tmp/$name.err"; fail=1; }
 }
 
-run first "$cache" "${S[@]}" --blas-core keep
+run first "$cache" "${S[@]}" --blas-core auto
 run prescott "$cache" "${S[@]}" --blas-core Prescott
-run fresh off "${S[@]}" --blas-core keep
+run fresh off "${S[@]}" --blas-core auto
 check test -f "$cache"
 check grep -q "^# peak: measured now and cached in $cache" "$tmp/first.out"
 check grep -q "^# peak: the cached measurement of .* from $cache (--peak-measure times it again)" "$tmp/prescott.out"
