@@ -12,6 +12,7 @@
     X(REDUCESCATTER, reducescatter) \
     X(ALLREDUCE, allreduce)         \
     X(GEMM, gemm)                   \
-    X(ATTENTION, attention)
+    X(ATTENTION, attention)         \
+    X(MEMORY, memory)
 
 #endif

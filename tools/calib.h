@@ -22,17 +22,32 @@ typedef struct zb_calib_coll_fit {
     char why_not[256];    /* swept but not fitted (times that do not grow with size): why */
 } zb_calib_coll_fit;
 
+/* A fit that may fail on a noisy machine: then the parameter is the base
+ * profile's, and why_not says why. */
+typedef struct zb_calib_try {
+    bool have;
+    char why_not[256];
+} zb_calib_try;
+
 typedef struct zb_calib {
     /* how it ran */
     char host[256], date_utc[32], backend[32], comm[32], dtype[16];
     int nodes, gpus_per_node;
+    int threads;         /* BLAS threads per rank in the runs (as the step's ranks) */
     char base_path[512]; /* the profile the unmeasured fields come from */
     json_t *base;        /* its JSON (owned) */
-    char gemm_command[512], coll_command[512];
+    char gemm_command[512], coll_command[512], mem_command[512], attn_command[512], step_command[512];
     /* what it measured */
-    double peak_flops;
+    double peak_flops;   /* per rank, with its threads */
     char peak_source[256];
+    zb_calib_try mem_try; /* element-wise: latency = per-op overhead, bandwidth */
+    zb_calib_fit mem;
     zb_calib_gemm gemm;
+    double gemm_rms_pct, gemm_max_pct;
+    zb_calib_try attn_try;
+    zb_calib_rate attn[2]; /* forward, backward: rate = peak x efficiency */
+    zb_calib_try slow_try[2];
+    zb_calib_slowdown slow[2]; /* compute beside comm, comm beside compute */
     zb_calib_coll_fit coll[2][ZB_CALIB_N_COLLS]; /* [placement][allgather, reducescatter, allreduce] */
     zb_calib_coll_fit pooled[2];                 /* the three together: the sim's one link model */
 } zb_calib;
@@ -42,10 +57,13 @@ extern const char *const zb_calib_colls[ZB_CALIB_N_COLLS];
 /* Builds the hardware profile: the base profile's JSON with the measured
  * and fitted values put in (one mapping, calib_profile.c), their sources
  * saying where they came from, and a "calibration" object with every fit
- * and its residuals. Checks that it loads (zb_hw_profile_parse) and writes
- * it atomically to `path`; `missing` gets the sim parameters neither
- * measured nor in the base, joined with ", " ("" when none). */
-zb_status zb_calib_write_profile(const zb_calib *c, const char *path, char *missing, size_t n);
+ * and its residuals and, per parameter the sim reads, "calibrated",
+ * "from_base" (the base's value, its source prefixed "from base profile
+ * NAME") or "missing". Checks that it loads (zb_hw_profile_parse) and writes
+ * it atomically to `path`; `missing` gets the parameters neither measured
+ * nor in the base, `borrowed` those taken from the base, each joined with
+ * ", " ("" when none; n bytes each). */
+zb_status zb_calib_write_profile(const zb_calib *c, const char *path, char *missing, char *borrowed, size_t n);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* The calibration fits (calib_fit.h). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calib_fit.h"
@@ -63,26 +64,92 @@ zb_status zb_calib_fit_alpha_beta(const zb_calib_point *p, int n, zb_calib_fit *
     return ZB_OK;
 }
 
-zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops) {
+zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops, double overhead_s, double *rms, double *max) {
     if (g->n < 1) return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: no sizes");
     if (!(peak_flops > 0) || !isfinite(peak_flops))
         return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: peak %g FLOP/s; it needs the peak the sweep measured against",
                        peak_flops);
-    double over = INFINITY;
+    if (!(overhead_s >= 0) || !isfinite(overhead_s))
+        return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: per-op overhead %g s; it needs one >= 0", overhead_s);
+    double sum2 = 0, worst = 0;
     for (int i = 0; i < g->n; i++) {
         if (!(g->dim[i] > 0) || !(g->time_s[i] > 0) || (i && g->dim[i] <= g->dim[i - 1])) {
             return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: size %d (%g, %g s): sizes must be positive and increasing", i,
                            g->dim[i], g->time_s[i]);
         }
-        double spare = g->time_s[i] - 2.0 * g->dim[i] * g->dim[i] * g->dim[i] / peak_flops;
-        if (spare < over) over = spare;
-    }
-    g->overhead_s = over > 0 ? over : 0;
-    for (int i = 0; i < g->n; i++) {
-        double flops = 2.0 * g->dim[i] * g->dim[i] * g->dim[i], busy = g->time_s[i] - g->overhead_s;
-        double eff = busy > 0 ? flops / (peak_flops * busy) : 1.0;
+        double flops = 2.0 * g->dim[i] * g->dim[i] * g->dim[i], busy = g->time_s[i] - overhead_s;
+        double eff = busy > 0 ? flops / (peak_flops * busy) : INFINITY;
         g->clamped[i] = eff > 1.0;
         g->eff[i] = eff > 1.0 ? 1.0 : eff;
+        double model = overhead_s + flops / (peak_flops * g->eff[i]);
+        double r = 100.0 * (model - g->time_s[i]) / g->time_s[i];
+        sum2 += r * r;
+        if (fabs(r) > worst) worst = fabs(r);
     }
+    g->overhead_s = overhead_s;
+    *rms = sqrt(sum2 / g->n);
+    *max = worst;
+    return ZB_OK;
+}
+
+zb_status zb_calib_fit_rate(const double *work, const double *time_s, int n, double overhead_s, zb_calib_rate *out) {
+    if (n < 1) return ZB_FAIL(ZB_ERR_INVALID, "rate fit: no points");
+    double num = 0, den = 0;
+    for (int i = 0; i < n; i++) {
+        double busy = time_s[i] - overhead_s;
+        if (!(work[i] > 0) || !(time_s[i] > 0) || !(busy > 0)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "rate fit: point %d (%g work, %g s) is no longer than the per-op "
+                           "overhead %g s", i, work[i], time_s[i], overhead_s);
+        }
+        double w = 1.0 / (time_s[i] * time_s[i]);
+        num += w * work[i] * busy; /* least squares for u = 1 / rate in busy = work u */
+        den += w * work[i] * work[i];
+    }
+    zb_calib_rate r = {n, den / num, 0, 0};
+    double sum2 = 0;
+    for (int i = 0; i < n; i++) {
+        double e = 100.0 * (overhead_s + work[i] / r.rate - time_s[i]) / time_s[i];
+        sum2 += e * e;
+        if (fabs(e) > r.max_residual_pct) r.max_residual_pct = fabs(e);
+    }
+    r.rms_residual_pct = sqrt(sum2 / n);
+    *out = r;
+    return ZB_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n) {
+    double s[ZB_CALIB_MAX_POINTS];
+    if (n > ZB_CALIB_MAX_POINTS) n = ZB_CALIB_MAX_POINTS;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+zb_status zb_calib_fit_slowdown(const double *alone, const double *beside, const double *overlap, int n,
+                                zb_calib_slowdown *out) {
+    if (n < 1) return ZB_FAIL(ZB_ERR_INVALID, "slowdown fit: no pairs");
+    if (n > ZB_CALIB_MAX_POINTS) n = ZB_CALIB_MAX_POINTS;
+    double a = median(alone, n), b = median(beside, n), o = median(overlap, n);
+    if (!(o > 0)) return ZB_FAIL(ZB_ERR_INVALID, "slowdown fit: the overlapped runs overlapped nothing");
+    double r = (b - a) / o, f = r < 1 ? r / (1 - r) : INFINITY; /* b = a + o f / (1 + f) */
+    zb_calib_slowdown s = {n, f, false, 0, 0};
+    if (!(f >= 0) || f > 10) {
+        s.clamped = true;
+        s.factor = f > 10 ? 10 : 0;
+    }
+    double sum2 = 0;
+    for (int i = 0; i < n; i++) {
+        double model = alone[i] + overlap[i] * s.factor / (1 + s.factor);
+        double e = beside[i] > 0 ? 100.0 * (model - beside[i]) / beside[i] : 0;
+        sum2 += e * e;
+        if (fabs(e) > s.max_residual_pct) s.max_residual_pct = fabs(e);
+    }
+    s.rms_residual_pct = sqrt(sum2 / n);
+    *out = s;
     return ZB_OK;
 }

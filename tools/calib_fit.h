@@ -8,12 +8,23 @@
  *                minimized are relative: the small sizes that decide the
  *                latency count as much as the large ones that decide the
  *                bandwidth. A negative latency is refitted as 0.
+ *   element-wise time = overhead + bytes moved / bandwidth: the same fit
+ *                with one "step" per call, its latency the per-op overhead.
  *   GEMMs        time(d) = overhead + 2 d^3 / (peak * eff(d)) for square
- *                d x d x d GEMMs: overhead is the least time any size spent
- *                beyond its FLOPs at the peak, eff(d) what is left, clamped
- *                to (0, 1], so overhead + the efficiency table reproduce
- *                every measured time (the sim adds its per-op overhead to
- *                every op). */
+ *                d x d x d GEMMs, overhead the element-wise fit's per-op
+ *                overhead (the sim adds it to every op): eff(d) is what is
+ *                left, clamped to 1 (and marked) where a size ran faster
+ *                than the peak after the overhead; the residuals are of
+ *                the clamped sizes only.
+ *   rates        time = overhead + work / rate (attention: work its causal
+ *                FLOPs, rate peak x efficiency), least squares weighted by
+ *                1/time^2 with the overhead fixed.
+ *   slowdowns    one kind of work (compute, or comm) running beside the
+ *                other for an overlapped time O takes alone + O f / (1 + f)
+ *                (the sim's model: inside the overlap it progresses at
+ *                1 / (1 + f)); f from the medians of paired runs without
+ *                (sync) and with (prefetch) overlap, clamped to [0, 10],
+ *                the residuals those of each pair's prediction. */
 #ifndef ZB_CALIB_FIT_H
 #define ZB_CALIB_FIT_H
 
@@ -60,9 +71,34 @@ typedef struct zb_calib_gemm {
     double overhead_s;                  /* out */
 } zb_calib_gemm;
 
-/* Fills eff, clamped and overhead_s from dim, time_s and the peak FLOP/s;
- * dims must be positive and strictly increasing. */
-zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops);
+/* Fills eff and clamped from dim, time_s, the peak FLOP/s and the per-op
+ * overhead (stored in overhead_s); dims must be positive and strictly
+ * increasing. rms/max residual in *rms, *max (percent). */
+zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops, double overhead_s, double *rms, double *max);
+
+typedef struct zb_calib_rate {
+    int n_points;
+    double rate;             /* work per second */
+    double rms_residual_pct, max_residual_pct;
+} zb_calib_rate;
+
+/* Fits time[i] = overhead_s + work[i] / rate: ZB_ERR_INVALID for no
+ * points, a non-positive time or work, or times no longer than the
+ * overhead. */
+zb_status zb_calib_fit_rate(const double *work, const double *time_s, int n, double overhead_s, zb_calib_rate *out);
+
+typedef struct zb_calib_slowdown {
+    int n_pairs;
+    double factor;   /* f >= 0: (1 + f) times as long inside the overlap */
+    bool clamped;    /* the estimate was outside [0, 10] */
+    double rms_residual_pct, max_residual_pct;
+} zb_calib_slowdown;
+
+/* From n paired runs: alone[i] (no overlap), beside[i] (the same work
+ * overlapped with the other kind for overlap[i]), all seconds. The factor
+ * comes from the medians; ZB_ERR_INVALID for no pairs or no overlap. */
+zb_status zb_calib_fit_slowdown(const double *alone, const double *beside, const double *overlap, int n,
+                                zb_calib_slowdown *out);
 
 #ifdef __cplusplus
 }

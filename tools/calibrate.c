@@ -23,6 +23,7 @@
 #include "calib.h"
 #include "comm.h"
 #include "dtype.h"
+#include "kernels.h"
 #include "parse.h"
 #include "profile.h"
 #include "out_path.h"
@@ -32,15 +33,16 @@
 #include "tool_run.h"
 
 typedef struct calib_args {
-    const char *out, *backend, *comm, *nodes, *gpn, *hostfile, *hw, *dtype, *gemm_min, *gemm_max, *coll_min,
-        *coll_max, *iters, *timeout;
+    const char *out, *backend, *comm, *nodes, *gpn, *hostfile, *hw, *base, *dtype, *gemm_min, *gemm_max, *coll_min,
+        *coll_max, *iters, *timeout, *threads, *model, *steps;
     bool emulate, quick;
 } calib_args;
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: zerobench calibrate -o PROFILE.json [--backend B] [--comm C] [--nodes N] [--gpus-per-node G]\n"
-            "                           [--emulate-nodes] [--hostfile FILE] [--hw BASE] [--dtype float|bf16]\n"
+            "                           [--emulate-nodes] [--hostfile FILE] [--hw HW] [--base BASE] [--dtype float|bf16]\n"
+            "                           [--threads T] [--model M] [--steps N]\n"
             "                           [--gemm-min D] [--gemm-max D] [--coll-min BYTES] [--coll-max BYTES]\n"
             "                           [--iters N] [--timeout S] [--quick]\n"
             "Runs the GEMM and collective sweeps here and writes a hardware profile fitted to them.\n"
@@ -48,14 +50,20 @@ static void usage(FILE *f) {
             "  --backend, --comm    passed to every run (default auto)\n"
             "  --nodes, --gpus-per-node, --emulate-nodes, --hostfile\n"
             "                       the job the collectives run on (default 1 node of 2 ranks); the links inside a\n"
-            "                       node are fitted on one node, across nodes on the whole job\n"
-            "  --hw BASE            the profile the unmeasured fields come from (default: the backend's)\n"
+            "                       node are fitted on one node, across nodes on the whole job; the GEMM, memory,\n"
+            "                       attention and step runs use one node of G ranks, as the step's ranks run\n"
+            "  --hw HW              the hardware profile the runs take (peaks; default: the backend's)\n"
+            "  --base BASE          the profile what calibrate cannot fit comes from, each such parameter\n"
+            "                       marked so (default: --hw, else the one the runs use)\n"
+            "  --threads T          BLAS threads per rank in the runs (default: as the step: cores / G)\n"
+            "  --model M            the shape of the attention and step runs (default: the step's, tiny)\n"
+            "  --steps N            measured steps of the sync-vs-prefetch step run (default 10)\n"
             "  --dtype D            GEMM and collective dtype (default float; bf16 on GPUs)\n"
-            "  --gemm-min/-max D    square GEMM sizes, doubling (default 64 .. 1024)\n"
-            "  --coll-min/-max B    collective sizes, x4 (default 4K .. 16M)\n"
+            "  --gemm-min/-max D    square GEMM sizes, doubling (default 8 .. 1024)\n"
+            "  --coll-min/-max B    collective sizes, x4 (default 4K .. 16M; the memory sweep: 4K .. 16M)\n"
             "  --iters N            timed iterations per size (default 10)\n"
             "  --timeout S          seconds each child run may take (default 600)\n"
-            "  --quick              a short sweep (GEMM 32 .. 128, collectives 1K .. 64K, 3 iterations)\n");
+            "  --quick              a short sweep (GEMM 8 .. 128, collectives 1K .. 64K, 3 iterations, 4 steps)\n");
 }
 
 static zb_status parse_args(int argc, char **argv, calib_args *a) {
@@ -63,6 +71,7 @@ static zb_status parse_args(int argc, char **argv, calib_args *a) {
     const zb_tool_opt opts[] = {
         {"-o", &a->out}, {"--output", &a->out}, {"--backend", &a->backend}, {"--comm", &a->comm},
         {"--nodes", &a->nodes}, {"--gpus-per-node", &a->gpn}, {"--hostfile", &a->hostfile}, {"--hw", &a->hw},
+        {"--base", &a->base}, {"--threads", &a->threads}, {"--model", &a->model}, {"--steps", &a->steps},
         {"--dtype", &a->dtype}, {"--gemm-min", &a->gemm_min}, {"--gemm-max", &a->gemm_max},
         {"--coll-min", &a->coll_min}, {"--coll-max", &a->coll_max}, {"--iters", &a->iters},
         {"--timeout", &a->timeout}};
@@ -98,16 +107,28 @@ static zb_status validate(calib_args *a) {
     char why[ZB_ERROR_MAX], shown[72];
     if (!a->out[0]) return ZB_FAIL(ZB_ERR_INVALID, "-o '': expected a file path");
     ZB_TRY(zb_out_path_check("-o", a->out));
-    const zb_path_use uses[] = {{"-o", a->out, true}, {"--hw", a->hw, false}, {"--hostfile", a->hostfile, false}};
-    ZB_TRY(zb_paths_distinct(uses, 3));
+    const zb_path_use uses[] = {{"-o", a->out, true}, {"--hw", a->hw, false}, {"--hostfile", a->hostfile, false},
+                                {"--base", a->base, false}};
+    ZB_TRY(zb_paths_distinct(uses, 4));
     if (a->quick) {
-        if (!a->gemm_min) a->gemm_min = "32";
+        if (!a->steps) a->steps = "4";
+        if (!a->gemm_min) a->gemm_min = "8";
         if (!a->gemm_max) a->gemm_max = "128";
         if (!a->coll_min) a->coll_min = "1K";
         if (!a->coll_max) a->coll_max = "64K";
         if (!a->iters) a->iters = "3";
     }
-    if (!a->gemm_min) a->gemm_min = "64";
+    if (!a->gemm_min) a->gemm_min = "8";
+    if (!a->steps) a->steps = "10";
+    ZB_TRY(check_int("--steps", a->steps, 2, 100000));
+    if (a->threads) ZB_TRY(check_int("--threads", a->threads, 1, 4096));
+    if (a->model) {
+        zb_model_profile mp;
+        if (zb_model_profile_load(a->model, &mp) != ZB_OK) {
+            return ZB_FAIL(ZB_ERR_INVALID, "--model '%s': %s", zb_results_shown_path(a->model, shown),
+                           zb_error_text(why, sizeof why));
+        }
+    }
     if (!a->gemm_max) a->gemm_max = "1024";
     if (!a->coll_min) a->coll_min = "4K";
     if (!a->coll_max) a->coll_max = "16M";
@@ -149,10 +170,12 @@ static zb_status validate(calib_args *a) {
     if (zb_dtype_parse(a->dtype, &d) != ZB_OK) {
         return ZB_FAIL(ZB_ERR_INVALID, "--dtype '%s': accepted: float, bf16", zb_results_shown_path(a->dtype, shown));
     }
-    if (a->hw) {
+    const char *const flags[2] = {"--hw", "--base"};
+    const char *const names[2] = {a->hw, a->base};
+    for (int i = 0; i < 2; i++) {
         zb_hw_profile hw;
-        if (zb_hw_profile_load(a->hw, &hw) != ZB_OK) {
-            return ZB_FAIL(ZB_ERR_INVALID, "--hw '%s': %s", zb_results_shown_path(a->hw, shown),
+        if (names[i] && zb_hw_profile_load(names[i], &hw) != ZB_OK) {
+            return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': %s", flags[i], zb_results_shown_path(names[i], shown),
                            zb_error_text(why, sizeof why));
         }
     }
@@ -224,28 +247,93 @@ static zb_status load_base(const char *name, zb_calib *c) {
     return ZB_OK;
 }
 
-static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
-    const char *args[32] = {"gemm", "--backend", a->backend, "-b", a->gemm_min, "-e", a->gemm_max, "-f", "2",
-                            "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype};
-    int n = 17;
+/* The layout of the runs that time compute: one node of G ranks, each with
+ * the threads a step's rank gets, so each figure is one rank's beside the
+ * others (the step runs them so). Appends to args, returns the new count. */
+static int layout_args(const calib_args *a, const char **args, int n) {
+    args[n++] = "--backend";
+    args[n++] = a->backend;
+    args[n++] = "--nodes";
+    args[n++] = "1";
+    args[n++] = "--gpus-per-node";
+    args[n++] = a->gpn ? a->gpn : "2";
+    args[n++] = "-a";
+    args[n++] = "1"; /* the mean over ranks: one rank's cost */
+    if (a->threads) {
+        args[n++] = "--threads";
+        args[n++] = a->threads;
+    }
     if (a->hw) {
         args[n++] = "--hw";
         args[n++] = a->hw;
     }
-    snprintf(c->gemm_command, sizeof c->gemm_command, "zerobench gemm -b %s -e %s -f 2 -n %s", a->gemm_min,
-             a->gemm_max, a->iters);
-    json_t *doc = NULL;
-    ZB_TRY(run_child(r, "gemm", args, n, &doc));
-    const json_t *meta = json_object_get(doc, "meta"), *runs = json_object_get(doc, "runs");
+    return n;
+}
+
+/* How the first run ran: host, date, backends, threads per rank; and the base profile. */
+static zb_status take_meta(const calib_args *a, const json_t *doc, zb_calib *c) {
+    const json_t *meta = json_object_get(doc, "meta"), *config = json_object_get(meta, "config");
     const char *host = json_string_value(json_array_get(json_object_get(meta, "hosts"), 0));
     const char *date = json_string_value(json_object_get(meta, "date_utc"));
-    const char *hw = json_string_value(json_object_get(json_object_get(meta, "config"), "hw"));
+    const char *hw = json_string_value(json_object_get(config, "hw"));
     snprintf(c->host, sizeof c->host, "%s", host ? host : "unknown");
     snprintf(c->date_utc, sizeof c->date_utc, "%s", date ? date : "unknown");
     snprintf(c->backend, sizeof c->backend, "%s", str_or(json_string_value(json_object_get(meta, "backend")), "?"));
     snprintf(c->comm, sizeof c->comm, "%s", str_or(json_string_value(json_object_get(meta, "comm")), "?"));
-    zb_status s = hw && hw[0] ? load_base(hw, c) : ZB_FAIL(ZB_ERR_INVALID, "calibrate: the GEMM run named no hardware "
-                                                          "profile to start from: pass --hw BASE");
+    c->threads = (int)json_integer_value(json_object_get(config, "blas_threads"));
+    const char *base = a->base ? a->base : a->hw ? a->hw : hw;
+    if (!base || !base[0]) {
+        return ZB_FAIL(ZB_ERR_INVALID, "calibrate: the runs named no hardware profile to start from: pass --base BASE");
+    }
+    return load_base(base, c);
+}
+
+static void say_not(zb_calib_try *t) {
+    char why[ZB_ERROR_MAX];
+    t->have = false;
+    snprintf(t->why_not, sizeof t->why_not, "%s", zb_error_text(why, sizeof why));
+}
+
+/* Element-wise bandwidth and the per-op overhead: zerobench memory over the
+ * collective sizes, fitted as time = overhead + bytes moved / bandwidth. */
+static zb_status mem_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    /* Buffers of 4K .. 16M (--quick: 4M): past the caches, where the step's large ops run; at least 20 calls each. */
+    char iters[32];
+    snprintf(iters, sizeof iters, "%d", atoi(a->iters) > 20 ? atoi(a->iters) : 20);
+    const char *top = a->quick ? "4M" : "16M";
+    const char *args[40] = {"memory", "-b", "4K", "-e", top, "-f", "4", "-n", iters, "-w", "2", "-c", "0",
+                            "-d", a->dtype};
+    int n = layout_args(a, args, 15);
+    snprintf(c->mem_command, sizeof c->mem_command, "zerobench memory -b 4K -e %s -f 4 -n %s", top, iters);
+    json_t *doc = NULL;
+    ZB_TRY(run_child(r, "memory", args, n, &doc));
+    zb_status s = take_meta(a, doc, c);
+    const json_t *runs = json_object_get(doc, "runs");
+    zb_calib_point pts[ZB_CALIB_MAX_POINTS];
+    int np = 0;
+    for (size_t i = 0; s == ZB_OK && i < json_array_size(runs) && np < ZB_CALIB_MAX_POINTS; i++) {
+        const json_t *m = json_object_get(json_array_get(runs, i), "metrics");
+        pts[np].steps = 1;
+        pts[np].sent_bytes = json_number_value(json_object_get(m, "bytes_moved"));
+        pts[np++].time_s = json_number_value(json_object_get(m, "time_us")) * 1e-6;
+    }
+    json_decref(doc);
+    if (s != ZB_OK) return s;
+    c->mem_try.have = zb_calib_fit_alpha_beta(pts, np, &c->mem) == ZB_OK;
+    if (!c->mem_try.have) say_not(&c->mem_try);
+    return ZB_OK;
+}
+
+static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    const char *args[40] = {"gemm", "-b", a->gemm_min, "-e", a->gemm_max, "-f", "2", "-n", a->iters, "-w", "1",
+                            "-c", "0", "-d", a->dtype};
+    int n = layout_args(a, args, 15);
+    snprintf(c->gemm_command, sizeof c->gemm_command, "zerobench gemm -b %s -e %s -f 2 -n %s", a->gemm_min,
+             a->gemm_max, a->iters);
+    json_t *doc = NULL;
+    ZB_TRY(run_child(r, "gemm", args, n, &doc));
+    const json_t *runs = json_object_get(doc, "runs");
+    zb_status s = ZB_OK;
     double peak_sum = 0;
     for (size_t i = 0; s == ZB_OK && i < json_array_size(runs); i++) {
         const json_t *run = json_array_get(runs, i), *m = json_object_get(run, "metrics");
@@ -254,7 +342,7 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
         long long dim = 0;
         if (sscanf(str_or(json_string_value(json_object_get(run, "shape")), ""), "%lldx", &dim) != 1 || !(pct > 0) ||
             c->gemm.n >= ZB_CALIB_MAX_POINTS) {
-            s = ZB_FAIL(ZB_ERR_IO, "calibrate: the GEMM run gave no %% of peak (no peak known: pass --hw BASE with "
+            s = ZB_FAIL(ZB_ERR_IO, "calibrate: the GEMM run gave no %% of peak (no peak known: pass --hw with "
                         "the device's peak)");
             break;
         }
@@ -267,12 +355,113 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
     if (s == ZB_OK) {
         c->peak_flops = peak_sum / c->gemm.n;
         const json_t *field = json_object_get(c->base, strcmp(a->dtype, "bf16") ? "fp32_flops" : "bf16_flops");
-        snprintf(c->peak_source, sizeof c->peak_source, "%s", json_is_string(field)
-                 ? "measured by the gemm run (the harness's FMA peak)" : "the base profile's peak");
-        s = zb_calib_fit_gemm(&c->gemm, c->peak_flops);
+        snprintf(c->peak_source, sizeof c->peak_source, "%s, per rank of %s x %d thread(s)", json_is_string(field)
+                 ? "measured by the gemm run (the harness's FMA peak)" : "the base profile's peak",
+                 a->gpn ? a->gpn : "2", c->threads);
+        /* The per-op overhead is the element-wise fit's: a GEMM's time beyond it is its FLOPs' */
+        double over = c->mem_try.have ? c->mem.latency_s : 0;
+        s = zb_calib_fit_gemm(&c->gemm, c->peak_flops, over, &c->gemm_rms_pct, &c->gemm_max_pct);
     }
     json_decref(doc);
     return s;
+}
+
+/* Fused attention at the model's shape and at twice its sequence: time =
+ * overhead + causal FLOPs / (peak x efficiency), forward and backward. */
+static zb_status attn_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    double work[2][4], t[2][4];
+    int np = 0;
+    zb_model_profile mp;
+    ZB_TRY(zb_model_profile_load(a->model ? a->model : "tiny", &mp));
+    for (int k = 0; k < 2; k++) {
+        char seq[32], name[32];
+        snprintf(seq, sizeof seq, "%d", mp.seq << k);
+        snprintf(name, sizeof name, "attention_%d", k);
+        const char *args[40] = {"attention", "--model", a->model ? a->model : "tiny", "--seq", seq, "-n", a->iters,
+                                "-w", "1", "-c", "0"};
+        int n = layout_args(a, args, 11);
+        json_t *doc = NULL;
+        ZB_TRY(run_child(r, name, args, n, &doc));
+        const json_t *runs = json_object_get(doc, "runs");
+        for (size_t i = 0; i < json_array_size(runs) && i < 2; i++) {
+            const json_t *run = json_array_get(runs, i), *sh = json_object_get(run, "shape");
+            bool bwd = !strcmp(str_or(json_string_value(json_object_get(run, "pass")), ""), "bwd");
+            double f = zb_attention_fwd_causal_flops((int)json_integer_value(json_object_get(sh, "batch")),
+                                                     (int)json_integer_value(json_object_get(sh, "seq")),
+                                                     (int)json_integer_value(json_object_get(sh, "heads")),
+                                                     (int)json_integer_value(json_object_get(sh, "head_dim")));
+            work[bwd][np] = bwd ? 2.5 * f : f;
+            t[bwd][np] = json_number_value(json_object_get(json_object_get(run, "metrics"), "time_us")) * 1e-6;
+        }
+        np++;
+        json_decref(doc);
+    }
+    snprintf(c->attn_command, sizeof c->attn_command, "zerobench attention --model %s --seq %d,%d -n %s",
+             a->model ? a->model : "tiny", mp.seq, 2 * mp.seq, a->iters);
+    double over = c->mem_try.have ? c->mem.latency_s : 0;
+    c->attn_try.have = zb_calib_fit_rate(work[0], t[0], np, over, &c->attn[0]) == ZB_OK &&
+                       zb_calib_fit_rate(work[1], t[1], np, over, &c->attn[1]) == ZB_OK;
+    if (!c->attn_try.have) say_not(&c->attn_try);
+    return ZB_OK;
+}
+
+/* A metric's samples of one run, into v (at most cap); how many. */
+static int samples_of(const json_t *run, const char *key, double scale, double *v, int cap) {
+    const json_t *arr = json_object_get(json_object_get(json_object_get(run, "metrics"), "samples"), key);
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(arr) && n < cap; i++) v[n++] = json_number_value(json_array_get(arr, i)) * scale;
+    return n;
+}
+
+/* The slowdowns beside the other kind of work, from the step itself: one
+ * sync-vs-prefetch run (--mode both) at the model's shape on the step's
+ * layout. Sync overlaps nothing; prefetch overlaps comm with compute for
+ * overlap x comm; each pair of steps gives compute and comm alone and beside. */
+static zb_status step_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    const char *args[40] = {"step", "--mode", "both", "--steps", a->steps, "--warmup", "1", "--comm", a->comm};
+    int n = 9;
+    if (a->model) {
+        args[n++] = "--model";
+        args[n++] = a->model;
+    }
+    int before = n;
+    n = layout_args(a, args, n);
+    /* the step takes no -a */
+    for (int i = before; i + 1 < n; i++) {
+        if (!strcmp(args[i], "-a")) {
+            for (int j = i; j + 2 < n; j++) args[j] = args[j + 2];
+            n -= 2;
+            break;
+        }
+    }
+    snprintf(c->step_command, sizeof c->step_command, "zerobench step --mode both --steps %s --model %s", a->steps,
+             a->model ? a->model : "tiny");
+    json_t *doc = NULL;
+    ZB_TRY(run_child(r, "step", args, n, &doc));
+    enum { CAP = ZB_CALIB_MAX_POINTS };
+    static double comp[2][CAP], comm[2][CAP], ov[CAP];
+    int nc[2] = {0, 0}, nm[2] = {0, 0}, no = 0;
+    const json_t *runs = json_object_get(doc, "runs");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *run = json_array_get(runs, i);
+        const char *mode = str_or(json_string_value(json_object_get(run, "mode")), "");
+        int m = !strcmp(mode, "sync") ? 0 : !strcmp(mode, "prefetch") ? 1 : -1;
+        if (m < 0) continue;
+        nc[m] = samples_of(run, "compute_ms", 1e-3, comp[m], CAP);
+        nm[m] = samples_of(run, "comm_ms", 1e-3, comm[m], CAP);
+        if (m == 1) no = samples_of(run, "overlap_pct", 0.01, ov, CAP);
+    }
+    json_decref(doc);
+    int pairs = nc[0];
+    const int counts[4] = {nc[1], nm[0], nm[1], no};
+    for (int i = 0; i < 4; i++) pairs = counts[i] < pairs ? counts[i] : pairs;
+    for (int i = 0; i < pairs; i++) ov[i] *= comm[1][i]; /* the overlapped seconds */
+    for (int k = 0; k < 2; k++) {
+        const double *alone = k ? comm[0] : comp[0], *beside = k ? comm[1] : comp[1];
+        c->slow_try[k].have = zb_calib_fit_slowdown(alone, beside, ov, pairs, &c->slow[k]) == ZB_OK;
+        if (!c->slow_try[k].have) say_not(&c->slow_try[k]);
+    }
+    return ZB_OK;
 }
 
 /* A sweep too noisy to fit (on a loaded machine small sizes can take
@@ -333,15 +522,38 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
 
 /* ---- report ----------------------------------------------------------------------- */
 
-static void print_summary(const zb_calib *c, const char *out, const char *missing) {
-    printf("# calibrate: %s, backend %s, comm %s, %d node(s) x %d rank(s); base profile %s\n", c->host, c->backend,
-           c->comm, c->nodes, c->gpus_per_node, c->base_path);
-    printf("# peak %.4g GFLOP/s (%s); per-op overhead %.3g us (the least time a GEMM spent beyond its FLOPs)\n",
-           c->peak_flops / 1e9, c->peak_source, c->gemm.overhead_s * 1e6);
+static void print_summary(const zb_calib *c, const char *out, const char *missing, const char *borrowed) {
+    printf("# calibrate: %s, backend %s, comm %s, %d node(s) x %d rank(s), %d BLAS thread(s) per rank; base profile "
+           "%s\n", c->host, c->backend, c->comm, c->nodes, c->gpus_per_node, c->threads, c->base_path);
+    if (c->mem_try.have) {
+        printf("# element-wise: %.4g GB/s, per-op overhead %.3g us (time = overhead + bytes / bandwidth, %d sizes, "
+               "rms resid %.1f %%, max %.1f %%)\n", c->mem.bandwidth_bytes_per_s / 1e9, c->mem.latency_s * 1e6,
+               c->mem.n_points, c->mem.rms_residual_pct, c->mem.max_residual_pct);
+    } else {
+        printf("# element-wise: not fitted (%s)\n", c->mem_try.why_not);
+    }
+    printf("# peak %.4g GFLOP/s per rank (%s)\n", c->peak_flops / 1e9, c->peak_source);
     printf("#   GEMM M=N=K   time (us)   efficiency\n");
     for (int i = 0; i < c->gemm.n; i++) {
         printf("    %10.0f  %10.1f   %9.3f%s\n", c->gemm.dim[i], c->gemm.time_s[i] * 1e6, c->gemm.eff[i],
-               c->gemm.clamped[i] ? " (clamped to 1)" : "");
+               c->gemm.clamped[i] ? " (faster than the peak after the overhead: clamped to 1)" : "");
+    }
+    if (c->attn_try.have) {
+        printf("# attention (fused, causal FLOPs): fwd efficiency %.3f (rms resid %.1f %%), bwd %.3f (%.1f %%)\n",
+               c->attn[0].rate / c->peak_flops, c->attn[0].rms_residual_pct, c->attn[1].rate / c->peak_flops,
+               c->attn[1].rms_residual_pct);
+    } else {
+        printf("# attention: not fitted (%s)\n", c->attn_try.why_not);
+    }
+    const char *sname[2] = {"compute beside comm", "comm beside compute"};
+    for (int k = 0; k < 2; k++) {
+        if (c->slow_try[k].have) {
+            printf("# %s: x(1 + %.3f) inside the overlap%s, %d pairs of steps, rms resid %.1f %%, max %.1f %%\n",
+                   sname[k], c->slow[k].factor, c->slow[k].clamped ? " (clamped)" : "", c->slow[k].n_pairs,
+                   c->slow[k].rms_residual_pct, c->slow[k].max_residual_pct);
+        } else if (c->slow_try[k].why_not[0]) {
+            printf("# %s: not fitted (%s)\n", sname[k], c->slow_try[k].why_not);
+        }
     }
     printf("# collectives: time = steps x latency + bytes sent per rank / bandwidth, least squares weighted by "
            "1/time^2\n");
@@ -350,33 +562,25 @@ static void print_summary(const zb_calib *c, const char *out, const char *missin
     for (int pl = 0; pl < 2; pl++) {
         for (int k = 0; k <= ZB_CALIB_N_COLLS; k++) {
             const zb_calib_coll_fit *f = k < ZB_CALIB_N_COLLS ? &c->coll[pl][k] : &c->pooled[pl];
-            if (!f->have && f->ranks) {
-                printf("    %-14s  %-10s  %5d  not fitted: %s\n", k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (sim)",
-                       pl_name[pl], f->ranks, f->why_not);
-            }
+            const char *label = k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (link)";
+            if (!f->have && f->ranks) printf("    %-14s  %-10s  %5d  not fitted: %s\n", label, pl_name[pl], f->ranks, f->why_not);
             if (!f->have) continue;
-            printf("    %-14s  %-10s  %5d  %17.3f  %16.4f  %13.1f  %13.1f%s\n",
-                   k < ZB_CALIB_N_COLLS ? zb_calib_colls[k] : "pooled (sim)", pl_name[pl], f->ranks,
+            printf("    %-14s  %-10s  %5d  %17.3f  %16.4f  %13.1f  %13.1f%s\n", label, pl_name[pl], f->ranks,
                    f->fit.latency_s * 1e6, f->fit.bandwidth_bytes_per_s / 1e9, f->fit.rms_residual_pct,
                    f->fit.max_residual_pct, f->fit.latency_clamped ? " (latency fit < 0: 0)" : "");
         }
     }
     if (!c->pooled[0].ranks && !c->pooled[1].ranks) printf("# one rank: no link to fit\n");
-    for (int pl = 0; pl < 2; pl++) {
-        if (c->pooled[pl].ranks && !c->pooled[pl].have) {
-            printf("# WARNING: the %s link was not calibrated (its sweep could not be fitted): the profile keeps the "
-                   "base profile's values for it; rerun with larger sizes or more iterations\n", pl_name[pl]);
-        }
-    }
+    if (borrowed[0]) printf("# from the base profile (not calibrated here): %s\n", borrowed);
     if (missing[0]) {
-        printf("# not measured and not in the base profile: %s (the sim needs them: give a base profile that "
-               "has them, --hw BASE)\n", missing);
+        printf("# neither calibrated nor in the base profile: %s (a sim that needs one refuses the profile; "
+               "give a base that has them, --base BASE)\n", missing);
     }
     printf("# wrote %s\n", out);
 }
 
 static void remove_dir(const char *dir) {
-    const char *names[] = {"gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
+    const char *names[] = {"memory", "attention_0", "attention_1", "step", "gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
                            "reducescatter_inter", "allreduce_inter"};
     char path[400];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -413,18 +617,21 @@ static int calibrate_main(int argc, char **argv) {
         fprintf(stderr, "zerobench: calibrate: cannot make a temporary folder %s: %s\n", r.dir, strerror(errno));
         return 1;
     }
-    zb_status s = gemm_sweep(&a, &r, &c);
+    zb_status s = mem_sweep(&a, &r, &c);
+    if (s == ZB_OK) s = gemm_sweep(&a, &r, &c);
+    if (s == ZB_OK) s = attn_sweep(&a, &r, &c);
+    if (s == ZB_OK && c.gpus_per_node > 1) s = step_sweep(&a, &r, &c);
     if (s == ZB_OK && c.gpus_per_node > 1) s = coll_sweeps(&a, &r, ZB_CALIB_INTRA, "1", &c);
     if (s == ZB_OK && c.nodes > 1) s = coll_sweeps(&a, &r, ZB_CALIB_INTER, a.nodes, &c);
-    char missing[256] = "";
-    if (s == ZB_OK) s = zb_calib_write_profile(&c, a.out, missing, sizeof missing);
+    static char missing[2048], borrowed[2048];
+    if (s == ZB_OK) s = zb_calib_write_profile(&c, a.out, missing, borrowed, sizeof missing);
     remove_dir(r.dir);
     json_decref(c.base);
     if (s != ZB_OK) {
         fprintf(stderr, "zerobench: %s\n", zb_error_message());
         return s == ZB_ERR_INVALID ? 2 : 1;
     }
-    print_summary(&c, a.out, missing);
+    print_summary(&c, a.out, missing, borrowed);
     return 0;
 }
 

@@ -38,9 +38,19 @@
  *                         algorithm inside a node / across nodes
  *   interference          >= 0: compute running beside a collective takes
  *                         (1 + interference) times as long
+ *   comm_interference     >= 0 (optional, 0 when absent): a collective
+ *                         running beside compute takes (1 +
+ *                         comm_interference) times as long
+ *   collectives           (optional) {"allgather"|"reducescatter"|"allreduce":
+ *                         {"intra_node"|"inter_node": {"latency_s": s >= 0,
+ *                         "bandwidth_bytes_per_s": > 0}}}: that
+ *                         collective's own alpha-beta fit on that link
+ *                         class, in place of link_latency_s and the
+ *                         profile's link bandwidth for it
  *   op_overhead_s         >= 0: fixed time every op adds (launch, tail)
  *   sources               {"<parameter>": "<source>"} for each parameter
- *                         given (link_latency_s: one entry for both).
+ *                         given (link_latency_s and collectives: one entry
+ *                         each).
  * Every parameter is optional when the profile is loaded (a profile for
  * real runs needs none); one the sim needs and the profile lacks is an
  * error when the sim starts (zb_hw_sim_require), naming it and the file.
@@ -78,6 +88,8 @@ enum {
     ZB_SIM_LATENCY_INTER = 1u << 4,
     ZB_SIM_INTERFERENCE = 1u << 5,
     ZB_SIM_OP_OVERHEAD = 1u << 6,
+    ZB_SIM_COMM_INTERFERENCE = 1u << 12,
+    ZB_SIM_COLLECTIVES = 1u << 13, /* at least one collective's own fit */
     /* not sim parameters: the profile's own fields the sim reads, as
      * zb_hw_sim_require checks them (a positive number, not "measure") */
     ZB_SIM_NEEDS_PEAKS = 1u << 8,  /* bf16_flops, fp32_flops */
@@ -99,7 +111,11 @@ typedef struct zb_hw_sim {
     double attention_fwd_efficiency, attention_bwd_efficiency;
     double latency_intra_s, latency_inter_s;
     double interference;
+    double comm_interference;
     double op_overhead_s;
+    /* collectives: [allgather, reducescatter, allreduce][intra, inter];
+     * coll_bw 0: not given (the link's figures apply) */
+    double coll_latency_s[3][2], coll_bw[3][2];
 } zb_hw_sim;
 
 typedef struct zb_hw_profile {

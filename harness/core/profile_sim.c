@@ -78,6 +78,40 @@ static zb_status latencies(const char *file, const json_t *v, zb_hw_sim *s) {
     return ZB_OK;
 }
 
+/* "collectives": {"<coll>": {"<link>": {"latency_s", "bandwidth_bytes_per_s"}}}. */
+static zb_status collectives(const char *file, const json_t *v, zb_hw_sim *s) {
+    static const char *const colls[3] = {"allgather", "reducescatter", "allreduce"};
+    static const char *const links[2] = {"intra_node", "inter_node"};
+    const char *expected = "an object {\"allgather\"|\"reducescatter\"|\"allreduce\": {\"intra_node\"|"
+                           "\"inter_node\": {\"latency_s\": seconds, \"bandwidth_bytes_per_s\": bytes/s}}}";
+    if (!json_is_object(v)) return bad(file, "collectives", expected, v);
+    const char *key;
+    const json_t *per;
+    json_object_foreach((json_t *)v, key, per) {
+        int k = -1;
+        for (int i = 0; i < 3; i++) k = strcmp(key, colls[i]) ? k : i;
+        char shown[96];
+        snprintf(shown, sizeof shown, "collectives.%.40s", key);
+        if (k < 0 || !json_is_object(per)) return bad(file, shown, expected, per);
+        for (int pl = 0; pl < 2; pl++) {
+            const json_t *fit = json_object_get(per, links[pl]);
+            if (!fit) continue;
+            char lat[128], bw[128];
+            snprintf(lat, sizeof lat, "%s.%s.latency_s", shown, links[pl]);
+            snprintf(bw, sizeof bw, "%s.%s.bandwidth_bytes_per_s", shown, links[pl]);
+            bool g1 = false, g2 = false;
+            ZB_TRY(number_at(file, fit, "latency_s", lat, 0, false, 1.0, "seconds in [0, 1]",
+                             &s->coll_latency_s[k][pl], &g1));
+            ZB_TRY(number_at(file, fit, "bandwidth_bytes_per_s", bw, 0, true, 1e15, "bytes/s in (0, 1e15]",
+                             &s->coll_bw[k][pl], &g2));
+            if (!g1 || !g2) return bad(file, g1 ? bw : lat, "a number (latency_s and bandwidth_bytes_per_s go "
+                                       "together)", NULL);
+            s->have |= ZB_SIM_COLLECTIVES;
+        }
+    }
+    return ZB_OK;
+}
+
 /* Each parameter given names its source in sim.sources. */
 static zb_status sources(const char *file, const json_t *sim, unsigned have) {
     static const struct {
@@ -89,6 +123,8 @@ static zb_status sources(const char *file, const json_t *sim, unsigned have) {
                   {ZB_SIM_ATTENTION_EFFICIENCY, "attention_bwd_efficiency"},
                   {ZB_SIM_LATENCY_INTRA | ZB_SIM_LATENCY_INTER, "link_latency_s"},
                   {ZB_SIM_INTERFERENCE, "interference"},
+                  {ZB_SIM_COMM_INTERFERENCE, "comm_interference"},
+                  {ZB_SIM_COLLECTIVES, "collectives"},
                   {ZB_SIM_OP_OVERHEAD, "op_overhead_s"}};
     const json_t *src = json_object_get(sim, "sources");
     if (have && !json_is_object(src)) {
@@ -140,6 +176,11 @@ zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *ou
     if (lat) ZB_TRY(latencies(file, lat, &s));
     ZB_TRY(number(file, sim, "interference", 0, false, 10, "a number in [0, 10]", &s.interference, &given));
     if (given) s.have |= ZB_SIM_INTERFERENCE;
+    ZB_TRY(number(file, sim, "comm_interference", 0, false, 10, "a number in [0, 10]", &s.comm_interference,
+                  &given));
+    if (given) s.have |= ZB_SIM_COMM_INTERFERENCE;
+    const json_t *colls = json_object_get(sim, "collectives");
+    if (colls) ZB_TRY(collectives(file, colls, &s));
     ZB_TRY(number(file, sim, "op_overhead_s", 0, false, 1, "seconds in [0, 1]", &s.op_overhead_s, &given));
     if (given) s.have |= ZB_SIM_OP_OVERHEAD;
     ZB_TRY(sources(file, sim, s.have));

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# zerobench calibrate on a tiny quick sweep (cpu, 2 ranks on one node, and 1
-# rank): the profile it writes loads with the profile loader (zerobench plan
-# --hw FILE) and carries its sources ("calibrated on HOST at DATE from ..."),
-# a GEMM efficiency table in (0, 1] by increasing size, a fitted link with
-# its residuals; bad input: exit 2, one line, nothing run, no file.
+# zerobench calibrate on a tiny quick sweep (cpu, 2 ranks on one node with
+# h100_sxm as the base, and 1 rank on cpu's): the profile it writes loads
+# with the profile loader (zerobench plan --hw FILE) and carries its sources
+# ("calibrated on HOST at DATE from ..."), a GEMM efficiency table in (0, 1]
+# by increasing size from 0, the element-wise bandwidth and per-op
+# overhead, the fitted links (pooled and per collective) with their
+# residuals, and a marker per parameter: what the 2-rank run could not fit
+# (the inter-node link) is the base's, marked from_base with a source
+# naming it; the sim step then runs on the profile alone (structure, not
+# speed). Bad input: exit 2, one line, nothing run, no file.
 set -u
 source "$(dirname "$0")/../lib.sh"
 : "${ZB:?ZB must name the zerobench binary}"
@@ -12,13 +17,18 @@ trap 'rm -rf "$tmp"' EXIT
 export TMPDIR="$tmp"
 
 quick=(--backend cpu --quick --gemm-min 32 --gemm-max 64 --coll-min 4K --coll-max 1M --iters 2 --timeout 120)
-check timeout 300 "$ZB" calibrate -o "$tmp/two.json" "${quick[@]}" --gpus-per-node 2 >"$tmp/two.out" 2>&1
+check timeout 300 "$ZB" calibrate -o "$tmp/two.json" "${quick[@]}" --gpus-per-node 2 --base h100_sxm >"$tmp/two.out" 2>&1
 check timeout 300 "$ZB" calibrate -o "$tmp/one.json" "${quick[@]}" --gpus-per-node 1 >"$tmp/one.out" 2>&1
 [ "$fail" -eq 0 ] || { show "$tmp/two.out"; show "$tmp/one.out"; exit 1; }
 check grep -q "one rank: no link to fit" "$tmp/one.out"
 # It loads as a hardware profile (the loader of profile.c, through plan --hw).
 check timeout 60 "$ZB" plan --params 1B --gpus 2 --hw "$tmp/two.json" >"$tmp/plan.out" 2>&1
 check timeout 60 "$ZB" plan --params 1B --gpus 2 --hw "$tmp/one.json" >"$tmp/plan1.out" 2>&1
+# calibrate -> sim: the 2-rank profile is all the sim needs for the step on 2 ranks of one node.
+check timeout 120 "$ZB" step --backend sim --hw "$tmp/two.json" --gpus-per-node 2 --mode both --steps 2 \
+  --json "$tmp/sim.json" >"$tmp/sim.out" 2>&1
+[ "$fail" -eq 0 ] || { show "$tmp/sim.out"; exit 1; }
+check grep -q "from the base profile (not calibrated here): " "$tmp/two.out"
 # The child runs' temporary files are gone.
 check [ -z "$(ls -A "$tmp" | grep zb_calibrate)" ]
 
@@ -33,21 +43,38 @@ for name, links in (("two", True), ("one", False)):
     check(" at 20" in src["fp32_flops"] and " from " in src["fp32_flops"], f"{name}: source names date and run")
     check(p["fp32_flops"] > 0, f"{name}: measured peak")
     table = sim["gemm_efficiency"]
-    check([d for d, _ in table] == [32, 64], f"{name}: GEMM sizes {table}")
+    check([d for d, _ in table] == [0, 64], f"{name}: GEMM sizes {table}")
     check(all(0 < e <= 1 for _, e in table), f"{name}: efficiencies in (0, 1]")
     check(sim["op_overhead_s"] >= 0, f"{name}: op overhead")
     for key in ("gemm_efficiency", "op_overhead_s"):
         check(sim["sources"][key].startswith("calibrated on "), f"{name}: sim source {key}")
     cal = p["calibration"]
     check(cal["peak_flops"] == p["fp32_flops"] and len(cal["gemm"]) == 2, f"{name}: calibration record")
+    check(cal["threads_per_rank"] >= 1, f"{name}: threads per rank")
+    params = cal["parameters"]
+    for key, e in params.items():
+        check(e["status"] in ("calibrated", "from_base", "missing"), f"{name}: {key} marked {e}")
+        if e["status"] == "calibrated" and "rms_residual_pct" in e:
+            check(e["rms_residual_pct"] is None or e["rms_residual_pct"] >= 0, f"{name}: {key} residual")
+    check(params["sim.gemm_efficiency"]["status"] == "calibrated", f"{name}: GEMM table calibrated")
+    check("rms_pct" in cal["gemm_residual"], f"{name}: GEMM residual")
+    for key in ("sim.mem_efficiency", "hbm_bytes_per_s", "sim.op_overhead_s", "sim.attention_fwd_efficiency"):
+        # a noisy sweep may leave one to the base: then it is marked so, never silently
+        check(key in params, f"{name}: {key} has a marker")
+    mem = cal["memory"]
+    check("not_fitted" in mem or (mem["bandwidth_bytes_per_s"] > 0 and mem["rms_residual_pct"] >= 0),
+          f"{name}: memory fit {mem}")
+    if params["hbm_bytes_per_s"]["status"] == "calibrated":
+        check(p["hbm_bytes_per_s"] == mem["bandwidth_bytes_per_s"] and sim["mem_efficiency"] == 1.0,
+              f"{name}: element-wise bandwidth is hbm_bytes_per_s")
     pooled = cal["collectives"]["pooled"]["intra_node"]
     out = open(f"{tmp}/{name}.out").read()
     if links:
         # A loaded machine can make a sweep unfittable (times not growing with size): then it is said,
         # and the base profile's link stays. Either way the record and the profile agree.
         if "not_fitted" in pooled:
-            check("WARNING: the intra_node link was not calibrated" in out, f"{name}: unfitted link said")
-            check(not src["nvlink_bytes_per_s"].startswith("calibrated"), f"{name}: base link kept")
+            check("not fitted" in out, f"{name}: unfitted link said")
+            check(src["nvlink_bytes_per_s"].startswith("from base profile"), f"{name}: base link kept, marked")
         else:
             check(p["nvlink_bytes_per_s"] > 0 and src["nvlink_bytes_per_s"].startswith("calibrated on "),
                   f"{name}: intra-node bandwidth")
@@ -59,8 +86,25 @@ for name, links in (("two", True), ("one", False)):
             check(f["ranks"] == 2, f"{name}: {c} swept on 2 ranks")
             check("not_fitted" in f or (f["points"] == 10 and f["rms_residual_pct"] >= 0), f"{name}: {c} fit {f}")
         check(cal["collectives"]["allgather"]["inter_node"] is None, f"{name}: one node: no inter-node fit")
+        # not fittable on one node: the base's (h100_sxm), marked so in the markers and the sources
+        check(params["sim.link_latency_s.inter_node"]["status"] == "from_base", f"{name}: inter-node latency borrowed")
+        check(params["nic_bytes_per_s"]["status"] == "from_base", f"{name}: NIC borrowed")
+        check(src["nic_bytes_per_s"].startswith("from base profile H100"), f"{name}: borrowed source {src['nic_bytes_per_s']}")
+        check("inter_node: from base profile" in sim["sources"]["link_latency_s"], f"{name}: latency source")
+        for c in ("allgather", "reducescatter", "allreduce"):
+            f = cal["collectives"][c]["intra_node"]
+            if "not_fitted" not in f:
+                check(sim["collectives"][c]["intra_node"]["bandwidth_bytes_per_s"] == f["bandwidth_bytes_per_s"],
+                      f"{name}: {c}'s own fit in sim.collectives")
+        for k in ("compute_beside_comm", "comm_beside_compute"):
+            s = cal[k]
+            check("not_fitted" in s or (s["factor"] >= 0 and s["pairs"] >= 2), f"{name}: {k} {s}")
+        check(params["sim.interference"]["status"] in ("calibrated", "from_base"), f"{name}: interference")
+        check(params["sim.comm_interference"]["status"] in ("calibrated", "from_base", "missing"), f"{name}: comm")
     else:
         check(pooled is None and "link_latency_s" not in sim, f"{name}: no link fitted on one rank")
+sim = json.load(open(f"{tmp}/sim.json"))
+check(sim["meta"]["simulated"] is True and len(sim["runs"]) == 2, "the sim step ran on the calibrated profile")
 finish("test_calibrate")
 PY
 

@@ -1,8 +1,10 @@
 /* The fits of zerobench calibrate (tools/calib_fit.h): an alpha-beta model
  * recovered from exact synthetic sweeps (one collective, and pooled over
  * collectives with different step counts), residuals of a perturbed sweep,
- * the negative-latency refit, sweeps that cannot be fitted, and the GEMM
- * table reproducing every measured time with the overhead. */
+ * the negative-latency refit, sweeps that cannot be fitted, the GEMM
+ * table recovered with the element-wise fit's overhead (the smallest size
+ * too, not clamped), the rate fit (attention, element-wise bandwidth) and
+ * the slowdowns beside the other kind of work. No timing. */
 #include <math.h>
 #include <string.h>
 
@@ -54,30 +56,83 @@ static void test_gemm(void) {
     zb_calib_gemm g;
     memset(&g, 0, sizeof g);
     for (int i = 0; i < 4; i++) {
-        g.dim[i] = 64 << i;
+        g.dim[i] = 8 << (2 * i); /* 8, 32, 128, 512 */
         g.time_s[i] = over + 2 * g.dim[i] * g.dim[i] * g.dim[i] / (peak * eff[i]);
     }
     g.n = 4;
-    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak));
-    /* the overhead is the least spare time: the smallest size's, here over + its FLOP time beyond the peak */
+    double rms = -1, max = -1;
+    /* the overhead given (the element-wise fit's): every efficiency recovered, even the smallest size's */
+    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak, over, &rms, &max));
     for (int i = 0; i < 4; i++) {
-        double f = 2 * g.dim[i] * g.dim[i] * g.dim[i];
-        ZB_CHECK_MSG(near(g.overhead_s + f / (peak * g.eff[i]), g.time_s[i], 1e-9), "size %g: model %g, measured %g",
-                     g.dim[i], g.overhead_s + f / (peak * g.eff[i]), g.time_s[i]);
-        ZB_CHECK(g.eff[i] > 0 && g.eff[i] <= 1);
+        ZB_CHECK_MSG(near(g.eff[i], eff[i], 1e-9) && !g.clamped[i], "size %g: eff %g, want %g", g.dim[i], g.eff[i],
+                     eff[i]);
     }
-    ZB_CHECK(g.overhead_s >= over && g.eff[0] == 1.0 && g.eff[3] > g.eff[1]);
-    /* faster than the peak: clamped to 1 */
-    g.time_s[3] = 2 * g.dim[3] * g.dim[3] * g.dim[3] / (2 * peak);
-    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak));
-    ZB_CHECK(g.eff[3] == 1.0 && g.clamped[3]);
-    ZB_CHECK(zb_calib_fit_gemm(&g, 0) == ZB_ERR_INVALID);
+    ZB_CHECK(g.overhead_s == over && rms < 1e-6 && max < 1e-6);
+    /* faster than the peak after the overhead: clamped to 1, marked, and its residual said */
+    g.time_s[3] = over + 2 * g.dim[3] * g.dim[3] * g.dim[3] / (2 * peak);
+    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak, over, &rms, &max));
+    ZB_CHECK(g.eff[3] == 1.0 && g.clamped[3] && !g.clamped[2] && max > 10 && rms > 0);
+    ZB_CHECK(zb_calib_fit_gemm(&g, 0, over, &rms, &max) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_calib_fit_gemm(&g, peak, -1, &rms, &max) == ZB_ERR_INVALID);
     g.dim[2] = g.dim[1];
-    ZB_CHECK(zb_calib_fit_gemm(&g, peak) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_calib_fit_gemm(&g, peak, over, &rms, &max) == ZB_ERR_INVALID);
+}
+
+/* time = overhead + work / rate: attention's efficiency and the element-wise bandwidth. */
+static void test_rate(void) {
+    const double over = 3e-6, rate = 4e10;
+    double work[3] = {1e5, 1e6, 1e7}, t[3];
+    for (int i = 0; i < 3; i++) t[i] = over + work[i] / rate;
+    zb_calib_rate r;
+    ZB_CHECK_OK(zb_calib_fit_rate(work, t, 3, over, &r));
+    ZB_CHECK(near(r.rate, rate, 1e-9) && r.n_points == 3 && r.max_residual_pct < 1e-6);
+    t[1] *= 1.2;
+    ZB_CHECK_OK(zb_calib_fit_rate(work, t, 3, over, &r));
+    ZB_CHECK(r.max_residual_pct > 5 && r.rms_residual_pct > 1);
+    t[0] = over / 2; /* no longer than the overhead */
+    ZB_CHECK(zb_calib_fit_rate(work, t, 3, over, &r) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_calib_fit_rate(work, t, 0, over, &r) == ZB_ERR_INVALID);
+    /* the element-wise fit is the alpha-beta fit with one step: latency = the per-op overhead */
+    zb_calib_point p[4];
+    for (int i = 0; i < 4; i++) {
+        double bytes = 12288.0 * (1 << (2 * i));
+        p[i] = (zb_calib_point){1, bytes, over + bytes / rate};
+    }
+    zb_calib_fit f;
+    ZB_CHECK_OK(zb_calib_fit_alpha_beta(p, 4, &f));
+    ZB_CHECK(near(f.latency_s, over, 1e-9) && near(f.bandwidth_bytes_per_s, rate, 1e-9));
+}
+
+/* beside = alone + overlap f / (1 + f). */
+static void test_slowdown(void) {
+    const double f = 0.5;
+    double alone[5], beside[5], overlap[5];
+    for (int i = 0; i < 5; i++) {
+        alone[i] = 1e-3 * (1 + 0.01 * i);
+        overlap[i] = 4e-4;
+        beside[i] = alone[i] + overlap[i] * f / (1 + f);
+    }
+    zb_calib_slowdown s;
+    ZB_CHECK_OK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s));
+    ZB_CHECK_MSG(near(s.factor, f, 1e-9) && !s.clamped && s.max_residual_pct < 1e-6 && s.n_pairs == 5,
+                 "factor %g", s.factor);
+    /* faster beside the other kind: no slowdown, clamped to 0 */
+    for (int i = 0; i < 5; i++) beside[i] = alone[i] * 0.9;
+    ZB_CHECK_OK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s));
+    ZB_CHECK(s.factor == 0 && s.clamped && s.max_residual_pct > 5);
+    /* more extra time than the overlap itself: beyond any factor, clamped to 10 */
+    for (int i = 0; i < 5; i++) beside[i] = alone[i] + 2 * overlap[i];
+    ZB_CHECK_OK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s));
+    ZB_CHECK(s.factor == 10 && s.clamped);
+    for (int i = 0; i < 5; i++) overlap[i] = 0;
+    ZB_CHECK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s) == ZB_ERR_INVALID);
+    ZB_CHECK(zb_calib_fit_slowdown(alone, beside, overlap, 0, &s) == ZB_ERR_INVALID);
 }
 
 int main(void) {
     test_alpha_beta();
     test_gemm();
+    test_rate();
+    test_slowdown();
     return zb_test_finish("test_calib_fit");
 }

@@ -273,6 +273,12 @@ static void test_costs(void) {
     ZB_CHECK(zb_sim_coll_steps(ZB_COLL_ALLREDUCE, 8) == 14 && zb_sim_coll_steps(ZB_COLL_BARRIER, 5) == 3);
     ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
     ZB_CHECK(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 0, 1, 1) == 0.0);
+    /* a collective's own fit (sim.collectives) replaces the link's for it alone */
+    hw.sim.coll_latency_s[1][0] = 2e-6; /* reduce-scatter inside a node */
+    hw.sim.coll_bw[1][0] = 5e10;
+    ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7 * 2e-6 + 2e-5)) < 1e-12);
+    ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
+    hw.sim.coll_bw[1][0] = 0;
     /* a profile without one of them: named with its file */
     hw.sim.have &= ~(unsigned)ZB_SIM_INTERFERENCE;
     ZB_CHECK(zb_hw_sim_require(&hw, ZB_SIM_DEVICE_NEEDS) == ZB_ERR_INVALID);

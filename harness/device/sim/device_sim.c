@@ -199,6 +199,7 @@ static void sim_destroy(zb_device *zd) {
     if (d->region) munmap(d->region, d->region_bytes);
     zb_mem_account_destroy(&d->acct);
     free(d->comm);
+    free(d->compute);
     free(d);
 }
 

@@ -25,6 +25,8 @@ typedef struct sim_device {
     int64_t host_ns;        /* the host's virtual clock */
     sim_interval *comm;     /* collectives not yet behind the host clock */
     size_t n_comm, cap_comm;
+    sim_interval *compute;  /* compute ops not yet behind the host clock */
+    size_t n_compute, cap_compute;
 } sim_device;
 
 typedef struct sim_stream {

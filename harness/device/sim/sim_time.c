@@ -1,5 +1,6 @@
 /* The sim device's virtual time (device_sim.h): issuing an op on a stream,
- * the slowdown of compute beside collectives, and the trace record each op
+ * the slowdown of compute beside collectives and of collectives beside
+ * compute, and the trace record each op
  * leaves. Times are integer nanoseconds, so a run is exact and repeatable. */
 #include <math.h>
 #include <stdlib.h>
@@ -15,53 +16,54 @@ int64_t zb_sim_ready_ns(const sim_stream *s) {
     return s->clock_ns > d->host_ns ? s->clock_ns : d->host_ns;
 }
 
-/* Forgets collectives that ended before the host clock: every later op
+/* Forgets intervals that ended before the host clock: every later op
  * starts at or after it, so they cannot overlap anything to come. */
-static void prune(sim_device *d) {
+static void prune(const sim_device *d, sim_interval *iv, size_t *n) {
     size_t keep = 0;
-    for (size_t i = 0; i < d->n_comm; i++) {
-        if (d->comm[i].end_ns > d->host_ns) d->comm[keep++] = d->comm[i];
+    for (size_t i = 0; i < *n; i++) {
+        if (iv[i].end_ns > d->host_ns) iv[keep++] = iv[i];
     }
-    d->n_comm = keep;
+    *n = keep;
 }
 
-static zb_status remember_comm(sim_device *d, int64_t start, int64_t end) {
-    if (d->n_comm == d->cap_comm) {
-        prune(d);
-        if (d->n_comm == d->cap_comm) {
-            size_t cap = d->cap_comm ? 2 * d->cap_comm : 256;
-            sim_interval *p = (sim_interval *)realloc(d->comm, cap * sizeof *p);
-            if (!p) return ZB_FAIL(ZB_ERR_NOMEM, "sim: out of host memory for the collectives' intervals");
-            d->comm = p;
-            d->cap_comm = cap;
+/* Adds [start, end) to a list kept sorted by start (ops on one stream
+ * arrive in order; the few streams interleave near the end). */
+static zb_status remember(const sim_device *d, sim_interval **iv, size_t *n, size_t *cap, int64_t start,
+                          int64_t end) {
+    if (*n == *cap) {
+        prune(d, *iv, n);
+        if (*n == *cap) {
+            size_t c = *cap ? 2 * *cap : 256;
+            sim_interval *p = (sim_interval *)realloc(*iv, c * sizeof *p);
+            if (!p) return ZB_FAIL(ZB_ERR_NOMEM, "sim: out of host memory for the ops' intervals");
+            *iv = p;
+            *cap = c;
         }
     }
-    /* Kept sorted by start: collectives on one stream arrive in order. */
-    size_t i = d->n_comm;
-    while (i > 0 && d->comm[i - 1].start_ns > start) {
-        d->comm[i] = d->comm[i - 1];
+    size_t i = *n;
+    while (i > 0 && (*iv)[i - 1].start_ns > start) {
+        (*iv)[i] = (*iv)[i - 1];
         i--;
     }
-    d->comm[i].start_ns = start;
-    d->comm[i].end_ns = end;
-    d->n_comm++;
+    (*iv)[i].start_ns = start;
+    (*iv)[i].end_ns = end;
+    (*n)++;
     return ZB_OK;
 }
 
-/* When compute work of `work_ns` (at full speed) starting at `start` ends:
- * inside the union of the collectives' intervals it progresses at
- * 1 / (1 + interference) of full speed. */
-static int64_t compute_end(const sim_device *d, int64_t start, int64_t work_ns) {
-    double f = d->hw.sim.interference;
+/* When work of `work_ns` (at full speed) starting at `start` ends: inside
+ * the union of the intervals iv[0..n) (the other kind of op, issued
+ * before) it progresses at 1 / (1 + f) of full speed. */
+static int64_t slowed_end(const sim_interval *iv, size_t n, double f, int64_t start, int64_t work_ns) {
     double t = (double)start, left = (double)work_ns;
-    if (f <= 0 || d->n_comm == 0) return start + work_ns;
+    if (f <= 0 || n == 0) return start + work_ns;
     size_t i = 0;
-    while (left > 0 && i < d->n_comm) {
+    while (left > 0 && i < n) {
         /* The next merged busy interval [a, b) that ends after t. */
-        double a = (double)d->comm[i].start_ns, b = (double)d->comm[i].end_ns;
+        double a = (double)iv[i].start_ns, b = (double)iv[i].end_ns;
         i++;
-        while (i < d->n_comm && (double)d->comm[i].start_ns <= b) {
-            if ((double)d->comm[i].end_ns > b) b = (double)d->comm[i].end_ns;
+        while (i < n && (double)iv[i].start_ns <= b) {
+            if ((double)iv[i].end_ns > b) b = (double)iv[i].end_ns;
             i++;
         }
         if (b <= t) continue;
@@ -89,8 +91,15 @@ zb_status zb_sim_issue(zb_stream *zs, const zb_op_info *info, double seconds) {
     int64_t start = zb_sim_ready_ns(s);
     int64_t work = to_ns(seconds + d->hw.sim.op_overhead_s);
     if (work < 0) work = 0;
-    int64_t end = info->kind == ZB_OP_COMPUTE ? compute_end(d, start, work) : start + work;
-    if (info->kind == ZB_OP_COMM) ZB_TRY(remember_comm(d, start, end));
+    int64_t end = start + work;
+    if (info->kind == ZB_OP_COMPUTE) {
+        end = slowed_end(d->comm, d->n_comm, d->hw.sim.interference, start, work);
+        if (d->hw.sim.comm_interference > 0)
+            ZB_TRY(remember(d, &d->compute, &d->n_compute, &d->cap_compute, start, end));
+    } else if (info->kind == ZB_OP_COMM) {
+        end = slowed_end(d->compute, d->n_compute, d->hw.sim.comm_interference, start, work);
+        ZB_TRY(remember(d, &d->comm, &d->n_comm, &d->cap_comm, start, end));
+    }
     s->clock_ns = end;
     zb_trace_add(d->base.cfg.trace, zs->id, info, d->n_issued++, start, end);
     return ZB_OK;
