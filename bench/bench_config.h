@@ -39,6 +39,9 @@ typedef enum zb_average {
  * engine's schedules, engine.h) or both side by side. */
 #define ZB_MODE_BOTH 2
 #define ZB_STAGE_ALL 4 /* --stage all: 0, 1, 2 and 3 side by side */
+/* --trace-format, in the order of its choices (0, the default: chrome). */
+#define ZB_TRACE_CHROME 0
+#define ZB_TRACE_KINETO 1
 
 /* A dtype flag not given on the command line (its default depends on the
  * device: zb_config_step_dtypes). */
@@ -119,6 +122,7 @@ typedef struct zb_config {
     char json_path[ZB_PATH_MAX];
     char csv_path[ZB_PATH_MAX];
     char trace_path[ZB_PATH_MAX];
+    int trace_format; /* --trace-format: ZB_TRACE_CHROME (a file) or ZB_TRACE_KINETO (a folder, one file per rank) */
 } zb_config;
 
 void zb_config_defaults(zb_config *cfg);

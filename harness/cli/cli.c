@@ -55,7 +55,12 @@ static const opt_spec opt_common[] = {
     {"timeout", 'T', ZB_OPT_REAL, F(timeout_s), 0.1, 1e6, "seconds before a stuck collective ends the job"},
     {"json", 0, ZB_OPT_TEXT, F(json_path), 0, 0, "write results as JSON (zerobench/1 schema)"},
     {"csv", 0, ZB_OPT_TEXT, F(csv_path), 0, 0, "write results as CSV"},
-    {"trace", 0, ZB_OPT_TEXT, F(trace_path), 0, 0, "write a Chrome/Perfetto trace of every op"},
+    {"trace", 0, ZB_OPT_TEXT, F(trace_path), 0, 0,
+     "write a trace of every op: a Chrome/Perfetto file, or with --trace-format kineto a folder of one file per "
+     "rank"},
+    {"trace-format", 0, ZB_OPT_CHOICE, F(trace_format), 0, 0,
+     "chrome: one Chrome trace-event file (Perfetto); kineto: PyTorch profiler's layout, a file per rank in the "
+     "--trace folder, for Holistic Trace Analysis", "chrome|kineto"},
     {"help", 'h', ZB_OPT_FLAG, F(help), 0, 0, "show this help"},
 };
 #define ZB_N_COMMON (sizeof opt_common / sizeof opt_common[0])

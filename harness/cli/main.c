@@ -31,6 +31,7 @@
 #include "test_hook.h"
 #include "tool.h"
 #include "trace_export.h"
+#include "trace_kineto.h"
 
 /* Rank 0 of a job, or a process outside MPI: the one that prints. */
 static bool is_first_rank(void) {
@@ -45,11 +46,29 @@ static int fail_input(void) {
     return 2;
 }
 
+/* --trace: a file (chrome) or a folder of one file per rank (kineto), in
+ * which no other output may land where HTA would read it as a trace. */
+static zb_status check_trace_output(const zb_config *cfg) {
+    if (cfg->trace_format != ZB_TRACE_KINETO) return zb_out_path_check("--trace", cfg->trace_path);
+    if (!cfg->trace_path[0]) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--trace-format kineto: needs --trace DIR (the folder of one trace file per "
+                       "rank it writes)");
+    }
+    ZB_TRY(zb_kineto_dir_check("--trace", cfg->trace_path));
+    if (zb_kineto_would_read(cfg->trace_path, cfg->json_path)) {
+        char s1[72], s2[72];
+        return ZB_FAIL(ZB_ERR_INVALID, "--json '%s': inside the --trace folder '%s', where HTA would read it as a "
+                       "rank's trace; write it elsewhere", zb_shown_path(cfg->json_path, s1),
+                       zb_shown_path(cfg->trace_path, s2));
+    }
+    return ZB_OK;
+}
+
 static zb_status validate_inputs(const zb_config *cfg, zb_hw_profile *hw) {
     char shown[72], why[ZB_ERROR_MAX];
     ZB_TRY(zb_out_path_check("--json", cfg->json_path));
     ZB_TRY(zb_out_path_check("--csv", cfg->csv_path));
-    ZB_TRY(zb_out_path_check("--trace", cfg->trace_path));
+    ZB_TRY(check_trace_output(cfg));
     const zb_path_use uses[] = {{"--json", cfg->json_path, true},    {"--csv", cfg->csv_path, true},
                                 {"--trace", cfg->trace_path, true},  {"--hw", cfg->hw, false},
                                 {"--model", cfg->model, false},      {"--hostfile", cfg->hostfile, false}};
@@ -351,7 +370,10 @@ static zb_status write_outputs(zb_bench_ctx *ctx, const zb_trace *trace, const z
         json_t *model = json_object_get(zb_report_meta(ctx->report), "model");
         json_object_set_new(info, "command", json_string(zb_command_name(cfg->command)));
         if (model) json_object_set(info, "model", model);
-        zb_status st = zb_trace_export_chrome_info(trace, sync, cfg->trace_path, cfg->timeout_s, info);
+        zb_status st = cfg->trace_format == ZB_TRACE_KINETO
+                           ? zb_trace_export_kineto(trace, sync, cfg->trace_path, cfg->timeout_s,
+                                                    ctx->backends.comm ? ctx->backends.comm->name : NULL, info)
+                           : zb_trace_export_chrome_info(trace, sync, cfg->trace_path, cfg->timeout_s, info);
         json_decref(info);
         ZB_TRY(st);
     }

@@ -3,6 +3,7 @@
 
 #include "escape.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,7 @@
 
 const char *zb_shown_path(const char *path, char out[72]) { return zb_escape(path, 64, out, 72); }
 
-/* The folder part of `path` into dir ("." when there is none). False when
- * it does not fit. */
-static bool folder_of(const char *path, char *dir, size_t n) {
+bool zb_path_folder(const char *path, char *dir, size_t n) {
     if (strlen(path) >= n) return false;
     strcpy(dir, path);
     char *slash = strrchr(dir, '/');
@@ -40,18 +39,63 @@ zb_status zb_out_path_check(const char *flag, const char *path) {
                            shown);
         }
     }
-    if (!folder_of(path, dir, sizeof dir)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': path too long", flag, shown);
+    if (!zb_path_folder(path, dir, sizeof dir)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': path too long", flag, shown);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
         return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': its folder does not exist or is not writable", flag, shown);
     }
     return ZB_OK;
 }
 
+/* `dir` without its trailing slashes, into out. False when it does not fit. */
+static bool strip_slashes(const char *dir, char *out, size_t n) {
+    if (strlen(dir) >= n) return false;
+    strcpy(out, dir);
+    size_t len = strlen(out);
+    while (len > 1 && out[len - 1] == '/') out[--len] = '\0';
+    return true;
+}
+
+zb_status zb_out_dir_check(const char *flag, const char *dir) {
+    if (!dir || !dir[0]) return ZB_OK;
+    char shown[72], path[PATH_MAX], parent[PATH_MAX];
+    zb_shown_path(dir, shown);
+    if (!strip_slashes(dir, path, sizeof path)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': path too long", flag, shown);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': is a symbolic link; zerobench writes only into real folders "
+                           "(remove the link or name another path)", flag, shown);
+        }
+        if (!S_ISDIR(st.st_mode)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': exists and is not a folder", flag, shown);
+        if (access(path, W_OK | X_OK) != 0) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': folder not writable", flag, shown);
+        return ZB_OK;
+    }
+    if (!zb_path_folder(path, parent, sizeof parent) || stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(parent, W_OK | X_OK) != 0) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': does not exist and its parent is not a writable folder", flag, shown);
+    }
+    return ZB_OK;
+}
+
+zb_status zb_out_dir_make(const char *flag, const char *dir) {
+    char shown[72], path[PATH_MAX];
+    zb_shown_path(dir, shown);
+    if (!strip_slashes(dir, path, sizeof path)) return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': path too long", flag, shown);
+    if (mkdir(path, 0777) == 0) return ZB_OK;
+    int err = errno;
+    struct stat st;
+    if (err == EEXIST && lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return ZB_OK;
+        return ZB_FAIL(ZB_ERR_INVALID, "%s '%s': exists and is not a folder (a link or a file)", flag, shown);
+    }
+    return ZB_FAIL(ZB_ERR_IO, "%s '%s': cannot create the folder: %s", flag, shown, strerror(err));
+}
+
 /* realpath of the folder, then "/" and the last name: a path that need not
  * exist yet, made comparable. False when the folder does not resolve. */
 static bool canonical(const char *path, char *out, size_t n) {
     char dir[PATH_MAX], real[PATH_MAX];
-    if (!folder_of(path, dir, sizeof dir) || !realpath(dir, real)) return false;
+    if (!zb_path_folder(path, dir, sizeof dir) || !realpath(dir, real)) return false;
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     return (size_t)snprintf(out, n, "%s/%s", real, base) < n;

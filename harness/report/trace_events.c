@@ -13,7 +13,7 @@ static double ts_us(int64_t ns, int64_t t0) { return (double)(ns - t0) / 1e3; }
 static int pid_of(int rank) { return rank + ZB_TRACE_PID_BASE; }
 static int tid_of(int stream) { return stream + ZB_TRACE_TID_BASE; }
 
-static int64_t origin_of(const zb_trace_export_input *in) {
+int64_t zb_trace_origin(const zb_trace_export_input *in) {
     int64_t t0 = INT64_MAX;
     for (size_t i = 0; i < in->n_records; i++) {
         if (in->records[i].start_ns < t0) t0 = in->records[i].start_ns;
@@ -27,13 +27,7 @@ static int64_t origin_of(const zb_trace_export_input *in) {
     return t0 == INT64_MAX ? 0 : t0;
 }
 
-/* Each rank's step marks are contiguous and in time order (gathered rank by
- * rank, marked step by step): [begin[r], end[r]) of in->steps. */
-typedef struct step_index {
-    size_t *begin, *end;
-} step_index;
-
-static bool step_index_build(const zb_trace_export_input *in, step_index *ix) {
+bool zb_trace_step_index_build(const zb_trace_export_input *in, zb_trace_step_index *ix) {
     ix->begin = (size_t *)calloc((size_t)in->n_ranks, sizeof(size_t));
     ix->end = (size_t *)calloc((size_t)in->n_ranks, sizeof(size_t));
     if (!ix->begin || !ix->end) return false;
@@ -46,8 +40,14 @@ static bool step_index_build(const zb_trace_export_input *in, step_index *ix) {
     return true;
 }
 
-/* The step mark whose window holds `ns` on `rank`, or NULL. */
-static const zb_trace_step *step_at(const zb_trace_export_input *in, const step_index *ix, int rank, int64_t ns) {
+void zb_trace_step_index_free(zb_trace_step_index *ix) {
+    free(ix->begin);
+    free(ix->end);
+    ix->begin = ix->end = NULL;
+}
+
+const zb_trace_step *zb_trace_step_at(const zb_trace_export_input *in, const zb_trace_step_index *ix, int rank,
+                                      int64_t ns) {
     if (rank < 0 || rank >= in->n_ranks) return NULL;
     size_t lo = ix->begin[rank], hi = ix->end[rank]; /* last mark starting at or before ns: in [lo, hi) */
     if (lo >= hi) return NULL;
@@ -95,7 +95,7 @@ static void add_meta(json_t *events, const char *what, int pid, int tid, const c
 /* Processes "rank R on HOST", and one name per (rank, stream) with records.
  * A process's own events (its name, sort index, counters) sit on tid = pid,
  * where an importer puts them when no tid is given. */
-static void add_names(json_t *events, const zb_trace_export_input *in, const step_index *ix) {
+static void add_names(json_t *events, const zb_trace_export_input *in, const zb_trace_step_index *ix) {
     const zb_trace *t = in->trace;
     for (int r = 0; r < in->n_ranks; r++) {
         char pname[ZB_TRACE_HOST_MAX + 32];
@@ -146,7 +146,7 @@ static void add_steps(json_t *events, const zb_trace_export_input *in, int64_t t
 /* Each collective instance's last arrival: the k-th collective record of
  * every rank is one instance (zb_trace_collectives); its latest start over
  * the ranks is where waiting ends. Returns NULL when shown, else why not. */
-static const char *add_last_arrivals(json_t *events, const zb_trace_export_input *in, const step_index *ix,
+static const char *add_last_arrivals(json_t *events, const zb_trace_export_input *in, const zb_trace_step_index *ix,
                                      int64_t t0) {
     int n = in->n_ranks;
     size_t *idx = (size_t *)malloc((in->n_records ? in->n_records : 1) * sizeof(size_t));
@@ -196,7 +196,7 @@ static const char *add_last_arrivals(json_t *events, const zb_trace_export_input
                                   "i", "s", "t", "pid", pid_of(r), "tid", tid_of(rec->stream), "ts", ts_us(hi, t0));
             json_t *args = json_pack("{s:s,s:s,s:i,s:i,s:f}", "coll", rec->coll, "op", rec->label, "unit", rec->unit,
                                      "last_rank", last_rank, "arrival_skew_us", (double)(hi - lo) / 1e3);
-            json_object_set_new(args, "step", step_or_null(step_at(in, ix, r, rec->start_ns)));
+            json_object_set_new(args, "step", step_or_null(zb_trace_step_at(in, ix, r, rec->start_ns)));
             json_object_set_new(e, "args", args);
             json_array_append_new(events, e);
         }
@@ -247,7 +247,7 @@ static json_t *range_text(int first, int last) {
     return json_string(s);
 }
 
-static json_t *steps_meta(const zb_trace_export_input *in) {
+json_t *zb_trace_steps_meta(const zb_trace_export_input *in) {
     const zb_trace *t = in->trace;
     json_t *runs = json_array();
     for (int i = 0; i < t->n_phases; i++) {
@@ -272,26 +272,24 @@ static json_t *steps_meta(const zb_trace_export_input *in) {
 }
 
 json_t *zb_trace_events_doc(const zb_trace_export_input *in) {
-    step_index ix;
-    if (!step_index_build(in, &ix)) {
-        free(ix.begin);
-        free(ix.end);
+    zb_trace_step_index ix;
+    if (!zb_trace_step_index_build(in, &ix)) {
+        zb_trace_step_index_free(&ix);
         return NULL;
     }
-    int64_t t0 = origin_of(in);
+    int64_t t0 = zb_trace_origin(in);
     json_t *events = json_array();
     add_names(events, in, &ix);
     add_steps(events, in, t0);
     for (size_t i = 0; i < in->n_records; i++) {
         const zb_trace_record *r = &in->records[i];
-        json_array_append_new(events, record_event(r, t0, step_at(in, &ix, r->rank, r->start_ns), in->trace));
+        json_array_append_new(events, record_event(r, t0, zb_trace_step_at(in, &ix, r->rank, r->start_ns), in->trace));
     }
     const char *no_arrivals = add_last_arrivals(events, in, &ix, t0);
     add_memory(events, in, t0);
-    free(ix.begin);
-    free(ix.end);
+    zb_trace_step_index_free(&ix);
     json_t *other = json_object();
-    json_object_set_new(other, "trace_steps", steps_meta(in));
+    json_object_set_new(other, "trace_steps", zb_trace_steps_meta(in));
     json_object_set_new(other, "last_arrivals", json_string(no_arrivals ? no_arrivals : "shown"));
     json_object_set_new(other, "records_dropped", json_integer((json_int_t)in->records_dropped));
     json_object_set_new(other, "memory_samples_dropped", json_integer((json_int_t)in->mem_dropped));

@@ -50,6 +50,24 @@ typedef struct zb_trace_export_input {
     size_t mem_dropped, records_dropped; /* summed over ranks */
 } zb_trace_export_input;
 
+/* Each rank's step marks are contiguous and in time order (gathered rank by
+ * rank, marked step by step): [begin[r], end[r]) of in->steps. */
+typedef struct zb_trace_step_index {
+    size_t *begin, *end;
+} zb_trace_step_index;
+
+/* False when out of memory (free it anyway). */
+bool zb_trace_step_index_build(const zb_trace_export_input *in, zb_trace_step_index *ix);
+void zb_trace_step_index_free(zb_trace_step_index *ix);
+/* The step mark whose window [start_ns, end_ns] holds `ns` on `rank`, or NULL. */
+const zb_trace_step *zb_trace_step_at(const zb_trace_export_input *in, const zb_trace_step_index *ix, int rank,
+                                      int64_t ns);
+/* The earliest time of any record, step or sample: the files' time 0. */
+int64_t zb_trace_origin(const zb_trace_export_input *in);
+/* otherData.trace_steps: the rule, and per run the steps written and left
+ * out (a new reference). */
+json_t *zb_trace_steps_meta(const zb_trace_export_input *in);
+
 /* The document {"traceEvents": [...], "displayTimeUnit": "ns", "otherData":
  * {...}}: a new reference, NULL when out of memory. */
 json_t *zb_trace_events_doc(const zb_trace_export_input *in);
