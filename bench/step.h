@@ -161,9 +161,10 @@ zb_status zb_step_run_paired(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_ste
  * (step_paired.c). */
 void zb_step_paired_reading(const zb_step_stats *r, char *buf, size_t n);
 
-/* The paired A/B's JSON fields of a run (row.h; none unless r->paired):
- * returns how many were written to f (at most ZB_STEP_PAIRED_FIELDS). */
-#define ZB_STEP_PAIRED_FIELDS 16
+/* The paired A/B's JSON fields of a run (row.h; `absent` unless r->paired,
+ * so the CSV keeps their columns): returns how many were written to f
+ * (ZB_STEP_PAIRED_FIELDS). */
+#define ZB_STEP_PAIRED_FIELDS 17
 int zb_step_paired_fields(zb_field *f, const zb_step_stats *r);
 void zb_step_stats_release(zb_step_stats *s);
 

@@ -29,7 +29,6 @@ static int stat_fields(zb_field *f, const char *median, const char *lo, const ch
 }
 
 int zb_step_paired_fields(zb_field *f, const zb_step_stats *r) {
-    if (!r->paired) return 0;
     int n = 0;
     f[n] = (zb_field){.key = "pairs", .metric = true, .parent = "paired", .kind = ZB_FIELD_INT, .i = r->pairs};
     n++;
@@ -46,6 +45,8 @@ int zb_step_paired_fields(zb_field *f, const zb_step_stats *r) {
     n += stat_fields(f + n, "hidden_pct", "hidden_lo_pct", "hidden_hi_pct", "hidden_significant", &r->hidden);
     n += stat_fields(f + n, "compute_slowdown_pct", "compute_slowdown_lo_pct", "compute_slowdown_hi_pct",
                      "compute_slowdown_significant", &r->slowdown);
+    /* Not paired (the sync run, one schedule): no JSON, empty CSV columns. */
+    for (int i = 0; i < n; i++) f[i].absent = !r->paired;
     return n;
 }
 

@@ -166,16 +166,17 @@ static int memory_fields(zb_field *f, const zb_step_stats *r) {
                         .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_per_step};
     f[n++] = (zb_field){.key = "comm_bytes_formula", .metric = true, .tables = T_MEM, .header = "formula",
                         .unit = "B/step", .kind = ZB_FIELD_INT, .i = (int64_t)r->comm_bytes_formula};
-    if (r->device_view) {
-        /* used and library are device-wide: shared when other ranks use the
-         * same device, and then not this rank's (docs/design.md §9). */
-        f[n++] = json_int("device_pool_reserved_high_bytes", NULL, true, (int64_t)r->pool_reserved_high_bytes);
-        f[n++] = json_int("device_used_high_bytes", NULL, true, (int64_t)r->device_used_high_bytes);
-        f[n++] = json_int("device_library_bytes", NULL, true, (int64_t)r->library_bytes);
-        f[n++] = (zb_field){.key = "device_memory_shared", .metric = true, .kind = ZB_FIELD_BOOL,
-                            .b = r->device_sharing_ranks > 1};
-        f[n++] = json_int("device_sharing_ranks", NULL, true, r->device_sharing_ranks);
-    }
+    /* used and library are device-wide: shared when other ranks use the
+     * same device, and then not this rank's (docs/design.md §9). Without a
+     * device view (cpu, sim) not in the JSON, empty CSV columns. */
+    int first = n;
+    f[n++] = json_int("device_pool_reserved_high_bytes", NULL, true, (int64_t)r->pool_reserved_high_bytes);
+    f[n++] = json_int("device_used_high_bytes", NULL, true, (int64_t)r->device_used_high_bytes);
+    f[n++] = json_int("device_library_bytes", NULL, true, (int64_t)r->library_bytes);
+    f[n++] = (zb_field){.key = "device_memory_shared", .metric = true, .kind = ZB_FIELD_BOOL,
+                        .b = r->device_sharing_ranks > 1};
+    f[n++] = json_int("device_sharing_ranks", NULL, true, r->device_sharing_ranks);
+    for (int i = first; i < n; i++) f[i].absent = !r->device_view;
     return n;
 }
 
@@ -335,6 +336,7 @@ zb_status zb_step_report(zb_bench_ctx *ctx, const zb_step_plan *plan, const zb_s
         st = add_row(rows, ctx, plan, runs, n_runs, &runs[i]);
         json_t *run = zb_report_last_run(ctx->report);
         if (st == ZB_OK && run) zb_step_wait_json(&runs[i].wait, run); /* per collective kind and per rank */
+        if (st == ZB_OK && ctx->report) st = zb_step_wait_csv_columns(ctx->report);
     }
     if (st == ZB_OK && ctx->out) print_tables(ctx, plan, runs, n_runs, rows);
     zb_rows_free(rows);

@@ -186,20 +186,36 @@ zb_status zb_step_wait_take(const zb_step_summary *sum, const zb_step_rank_summa
     return ZB_OK;
 }
 
+/* One collective kind's figures, metrics.by_collective.<kind>. */
+static json_t *kind_json(const zb_wait_kind *w) {
+    json_t *o = json_object();
+    json_object_set_new(o, "count_per_step", json_integer(w->count_per_step));
+    json_object_set_new(o, "arrival_skew_ms", zb_json_real_or_null(w->arrival_skew_ms));
+    json_object_set_new(o, "arrival_skew_max_ms", zb_json_real_or_null(w->arrival_skew_max_ms));
+    json_object_set_new(o, "transfer_ms", zb_json_real_or_null(w->transfer_ms));
+    json_object_set_new(o, "transfer_min_ms", zb_json_real_or_null(w->transfer_min_ms));
+    return o;
+}
+
+zb_status zb_step_wait_csv_columns(zb_report *report) {
+    json_t *by = json_object(), *skeleton = json_pack("{s:{s:o}}", "metrics", "by_collective", by);
+    const zb_wait_kind none = {0};
+    for (int q = 0; by && q < ZB_COLL_COUNT; q++) {
+        if (q != ZB_COLL_BARRIER) json_object_set_new(by, zb_coll_name((zb_coll)q), kind_json(&none));
+    }
+    zb_status s = skeleton ? zb_report_csv_declare(report, skeleton)
+                           : ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the step's CSV columns");
+    json_decref(skeleton);
+    return s;
+}
+
 void zb_step_wait_json(const zb_step_wait_stats *s, json_t *run) {
     json_t *metrics = json_object_get(run, "metrics");
     if (metrics) {
         json_t *by = json_object();
         for (int q = 0; q < ZB_COLL_COUNT; q++) {
             const zb_wait_kind *w = &s->kinds[q];
-            if (!w->count_per_step) continue;
-            json_t *o = json_object();
-            json_object_set_new(o, "count_per_step", json_integer(w->count_per_step));
-            json_object_set_new(o, "arrival_skew_ms", zb_json_real_or_null(w->arrival_skew_ms));
-            json_object_set_new(o, "arrival_skew_max_ms", zb_json_real_or_null(w->arrival_skew_max_ms));
-            json_object_set_new(o, "transfer_ms", zb_json_real_or_null(w->transfer_ms));
-            json_object_set_new(o, "transfer_min_ms", zb_json_real_or_null(w->transfer_min_ms));
-            json_object_set_new(by, zb_coll_name((zb_coll)q), o);
+            if (w->count_per_step) json_object_set_new(by, zb_coll_name((zb_coll)q), kind_json(w));
         }
         json_object_set_new(metrics, "by_collective", by);
     }

@@ -72,6 +72,12 @@ void zb_step_wait_print(FILE *f, int stage, const char *mode, const zb_step_wait
  * transfer_ms, exposed_wait_ms, exposed_transfer_ms, last_arrival_pct. */
 void zb_step_wait_json(const zb_step_wait_stats *s, json_t *run);
 
+/* Declares metrics.by_collective's CSV columns for every collective a step
+ * may issue (all-gather, reduce-scatter, all-reduce), so that the CSV of a
+ * stage, rank count or backend that issues fewer has them all the same
+ * (report.h, zb_report_csv_declare). */
+zb_status zb_step_wait_csv_columns(zb_report *report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,9 @@
 #                  runs CMD (stdout NAME.out, stderr NAME.err) under a 60 s
 #                  timeout(1) and checks what bad input gets: exit 2 (124
 #                  would mean it hung) and one line on stderr holding WANT
+#   expect_rc WANT NAME CMD...
+#                  runs CMD (stdout NAME.out, stderr NAME.err) and checks its
+#                  exit status is WANT, showing both files when not
 #   gone PID       true once PID has exited (or is a zombie), polling up to 10 s
 # (a test with its own fail/show, as test_launch_layout.sh, defines them
 # after sourcing this)
@@ -35,6 +38,19 @@ expect2() {
   check test "$(wc -l <"$name.err")" -eq 1
   check grep -qF -- "$want" "$name.err"
   [ "$(wc -l <"$name.err")" -eq 1 ] && grep -qF -- "$want" "$name.err" || show "$name.err"
+}
+expect_rc() {
+  local want=$1 name=$2 rc; shift 2
+  "$@" >"$name.out" 2>"$name.err"
+  rc=$?
+  if [ $rc -ne "$want" ]; then
+    echo "FAIL: $* exited $rc, expected $want"
+    show "$name.out"
+    show "$name.err"
+    fail=1
+  else
+    passed=$((passed + 1))
+  fi
 }
 # gone PID: true once PID has exited (a zombie, reaped by init later, runs
 # nothing), polling for at most 10 s.

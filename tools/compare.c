@@ -9,7 +9,9 @@
  * (compare_format.c). Exit 0: nothing regressed; 1: a regression; 2:
  * unusable input (a missing or broken file, another schema, no run in
  * common, a bad flag); 3: nothing comparable (every judged row's
- * environment or peak differs). */
+ * environment or peak differs). The output (-o) is written whole before
+ * the exit code is decided, whatever it is; --no-gate exits 0 instead of
+ * 1 or 3. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "results.h"
 #include "run_identity.h"
 #include "tool.h"
+#include "tool_args.h"
 #include "twosample.h"
 
 #define ZB_CMP_MAX_TOL 64
@@ -120,6 +123,7 @@ typedef struct cmp_args {
     zb_cmp_tolerance tol[ZB_CMP_MAX_TOL];
     int n_tol;
     unsigned ignore_env;
+    bool no_gate; /* --no-gate: write the output, exit 0 whatever the verdicts */
     bool help;
 } cmp_args;
 
@@ -142,7 +146,11 @@ static const char *cmp_usage =
     "  --format text|markdown|github-benchmark   output (default text)\n"
     "  --github-tool customSmallerIsBetter|customBiggerIsBetter\n"
     "                           the direction github-benchmark writes (one per file; required)\n"
-    "  -o, --output FILE        write the output to FILE (atomically) instead of stdout\n"
+    "  -o, --output FILE        write the output to FILE (atomically) instead of stdout; it is\n"
+    "                           written whole whatever the verdicts\n"
+    "  --no-gate                exit 0 whatever the verdicts (2 still for unusable input, 1 for a\n"
+    "                           failed write): the file without the gate (the figures alone, with\n"
+    "                           no base: zerobench export)\n"
     "  -h, --help               this help\n";
 
 static zb_status add_tolerances(cmp_args *a, const char *text) {
@@ -186,18 +194,6 @@ static zb_status add_ignore_env(cmp_args *a, const char *text) {
     return ZB_OK;
 }
 
-/* The value of flag argv[*i] ("--flag VALUE" or "--flag=VALUE"), or NULL. */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag, const char *alias) {
-    const char *arg = argv[*i];
-    size_t n = strlen(flag);
-    if (!strncmp(arg, flag, n) && arg[n] == '=') return arg + n + 1;
-    if (!strcmp(arg, flag) || (alias && !strcmp(arg, alias))) {
-        if (*i + 1 >= argc) return "";
-        return argv[++*i];
-    }
-    return NULL;
-}
-
 /* The files: BASE NEW, or BASE... -- NEW (one NEW). */
 static zb_status check_files(cmp_args *a) {
     if (!a->dashdash) {
@@ -223,28 +219,30 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
         const char *arg = argv[i], *v;
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             a->help = true;
+        } else if (!strcmp(arg, "--no-gate")) {
+            a->no_gate = true;
         } else if (!strcmp(arg, "--")) {
             if (a->dashdash) return ZB_FAIL(ZB_ERR_INVALID, "'--' given twice (BASE... -- NEW.json)");
             a->dashdash = true;
             a->n_before = a->n_files;
-        } else if ((v = flag_value(argc, argv, &i, "--tolerance", NULL))) {
+        } else if ((v = zb_tool_flag_value(argc, argv, &i, "--tolerance", NULL))) {
             if (!*v) return ZB_FAIL(ZB_ERR_INVALID, "--tolerance needs KEY=X (e.g. step_time_ms=5)");
             ZB_TRY(add_tolerances(a, v));
-        } else if ((v = flag_value(argc, argv, &i, "--ignore-env", NULL))) {
+        } else if ((v = zb_tool_flag_value(argc, argv, &i, "--ignore-env", NULL))) {
             ZB_TRY(add_ignore_env(a, v));
-        } else if ((v = flag_value(argc, argv, &i, "--format", NULL))) {
+        } else if ((v = zb_tool_flag_value(argc, argv, &i, "--format", NULL))) {
             if (!strcmp(v, "text")) a->format = ZB_CMP_TEXT;
             else if (!strcmp(v, "markdown")) a->format = ZB_CMP_MARKDOWN;
             else if (!strcmp(v, "github-benchmark")) a->format = ZB_CMP_GITHUB;
             else return ZB_FAIL(ZB_ERR_INVALID, "--format '%.32s' (accepted: text, markdown, github-benchmark)", v);
-        } else if ((v = flag_value(argc, argv, &i, "--github-tool", NULL))) {
+        } else if ((v = zb_tool_flag_value(argc, argv, &i, "--github-tool", NULL))) {
             if (!strcmp(v, "customSmallerIsBetter")) a->github_tool = 0;
             else if (!strcmp(v, "customBiggerIsBetter")) a->github_tool = 1;
             else {
                 return ZB_FAIL(ZB_ERR_INVALID,
                                "--github-tool '%.32s' (accepted: customSmallerIsBetter, customBiggerIsBetter)", v);
             }
-        } else if ((v = flag_value(argc, argv, &i, "--output", "-o"))) {
+        } else if ((v = zb_tool_flag_value(argc, argv, &i, "--output", "-o"))) {
             if (!*v) return ZB_FAIL(ZB_ERR_INVALID, "--output: expected a file name");
             a->output = v;
         } else if (arg[0] == '-' && arg[1]) {
@@ -521,7 +519,7 @@ static int compare_main(int argc, char **argv) {
     } else {
         fputs(text, stdout);
     }
-    if (code == 0) code = zb_compare_exit_code(&r);
+    if (code == 0 && !a.no_gate) code = zb_compare_exit_code(&r);
     if (s == ZB_OK && (r.n_only_base || r.n_only_new) && a.format == ZB_CMP_GITHUB) {
         fprintf(stderr, "zerobench compare: %zu run(s) only in BASE, %zu only in NEW (not written)\n",
                 r.n_only_base, r.n_only_new);

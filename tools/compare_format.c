@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "export.h"
 #include "report.h"
 #include "table.h"
 
@@ -228,32 +229,26 @@ static zb_status render_markdown(const zb_cmp_result *r, sbuf *b) {
     return ZB_OK;
 }
 
+/* The entries are export's (export.h), so that a dashboard fed by compare
+ * and one fed by export hold the same series; compare adds the verdict. */
 static zb_status render_github(const zb_cmp_result *r, bool bigger, sbuf *b) {
     json_t *arr = json_array();
     if (!arr) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     for (size_t i = 0; i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
         if (!row->have_new || (row->m->better == ZB_BETTER_HIGHER) != bigger) continue;
-        char name[224], extra[352], base[32], delta[48];
-        snprintf(name, sizeof name, "%s / %s", r->pairs[row->pair].label, row->m->key);
+        char extra[352], base[32], delta[48], basis[192];
         fmt_side(row, false, base, sizeof base);
         fmt_delta(row, delta, sizeof delta);
-        char basis[192];
         fmt_basis(row, basis, sizeof basis);
         snprintf(extra, sizeof extra, "base %s, change %s, %s (%s)", base, delta, zb_verdict_name(row->verdict),
                  basis);
-        json_t *o = json_object();
-        if (!o) break;
-        json_object_set_new(o, "name", json_string(name));
-        json_object_set_new(o, "unit", json_string(row->m->unit));
-        json_object_set_new(o, "value", zb_json_real_or_null(row->new_value));
-        if (row->new_has_spread) {
-            char range[80];
-            snprintf(range, sizeof range, "%.6g..%.6g", row->new_lo, row->new_hi);
-            json_object_set_new(o, "range", json_string(range));
+        json_t *o = zb_export_github_entry(r->pairs[row->pair].label, row->m, row->new_value, row->new_has_spread,
+                                           row->new_lo, row->new_hi, extra);
+        if (!o || json_array_append_new(arr, o)) {
+            json_decref(arr);
+            return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
         }
-        json_object_set_new(o, "extra", json_string(extra));
-        json_array_append_new(arr, o);
     }
     size_t len = 0;
     char *text = zb_json_dump(arr, 2, &len);

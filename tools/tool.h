@@ -1,5 +1,5 @@
 /* Tools: the commands that work on results rather than run a benchmark
- * (plot, compare, accept, plan, calibrate). Each is one file in this folder
+ * (plot, compare, export, accept, plan, calibrate). Each is one file in this folder
  * with its zb_tool entry, plus one X(name) line in tool_list.h.
  *
  * A tool runs outside MPI, in the process main started: it parses its own

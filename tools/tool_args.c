@@ -44,3 +44,14 @@ zb_status zb_tool_parse_args(const char *tool, int argc, char **argv, const zb_t
     }
     return ZB_OK;
 }
+
+const char *zb_tool_flag_value(int argc, char **argv, int *i, const char *flag, const char *alias) {
+    const char *arg = argv[*i];
+    size_t n = strlen(flag);
+    if (!strncmp(arg, flag, n) && arg[n] == '=') return arg + n + 1;
+    if (!strcmp(arg, flag) || (alias && !strcmp(arg, alias))) {
+        if (*i + 1 >= argc) return "";
+        return argv[++*i];
+    }
+    return NULL;
+}

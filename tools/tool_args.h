@@ -31,6 +31,12 @@ typedef struct zb_tool_switch {
 zb_status zb_tool_parse_args(const char *tool, int argc, char **argv, const zb_tool_opt *opts, size_t n_opts,
                              const zb_tool_switch *switches, size_t n_switches);
 
+/* For a tool with its own loop (positional files between flags): the value
+ * of flag argv[*i] ("--flag VALUE", "--flag=VALUE", or the alias "-o VALUE"),
+ * advancing *i past a separate value; "" when the value is missing; NULL when
+ * argv[*i] is not this flag. */
+const char *zb_tool_flag_value(int argc, char **argv, int *i, const char *flag, const char *alias);
+
 #ifdef __cplusplus
 }
 #endif

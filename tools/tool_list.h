@@ -9,6 +9,7 @@
     X(calibrate) \
     X(plot)      \
     X(compare)   \
+    X(export)    \
     X(accept)
 
 #endif

@@ -2,7 +2,7 @@
  *
  * JSON is serialized here rather than by json_dumps so that doubles print in
  * their shortest round-trip form (jansson prints 17 significant digits or
- * fewer-but-lossy ones). CSV flattens each run object into "a.b" columns. */
+ * fewer-but-lossy ones). The CSV writer is report_csv.c. */
 #include "report.h"
 
 #include <math.h>
@@ -12,25 +12,18 @@
 #include <string.h>
 
 #include "atomic_file.h"
-
-/* Deeper documents are refused rather than risking the stack. */
-#define ZB_JSON_MAX_DEPTH 256
+#include "report_impl.h"
 
 struct zb_report {
     json_t *doc;  /* {"schema", "meta", "runs"} */
     json_t *meta; /* borrowed from doc */
     json_t *runs; /* borrowed from doc */
+    json_t *csv_columns; /* declared CSV columns (report_csv.c), an ordered set */
 };
 
 /* ---- a growable output buffer ---------------------------------------------- */
 
-typedef struct zb_sbuf {
-    char *p;
-    size_t len, cap;
-    zb_status err; /* first error; later appends are ignored */
-} zb_sbuf;
-
-static void zb_sbuf_putn(zb_sbuf *b, const char *s, size_t n) {
+void zb_sbuf_putn(zb_sbuf *b, const char *s, size_t n) {
     if (b->err != ZB_OK) return;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -48,9 +41,9 @@ static void zb_sbuf_putn(zb_sbuf *b, const char *s, size_t n) {
     b->p[b->len] = '\0';
 }
 
-static void zb_sbuf_puts(zb_sbuf *b, const char *s) { zb_sbuf_putn(b, s, strlen(s)); }
+void zb_sbuf_puts(zb_sbuf *b, const char *s) { zb_sbuf_putn(b, s, strlen(s)); }
 
-static void zb_sbuf_putc(zb_sbuf *b, char c) { zb_sbuf_putn(b, &c, 1); }
+void zb_sbuf_putc(zb_sbuf *b, char c) { zb_sbuf_putn(b, &c, 1); }
 
 /* ---- numbers ----------------------------------------------------------------- */
 
@@ -74,13 +67,13 @@ int zb_format_double(char *buf, size_t size, double v) {
 
 json_t *zb_json_real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static void zb_put_integer(zb_sbuf *b, json_int_t v) {
+void zb_put_integer(zb_sbuf *b, json_int_t v) {
     char tmp[32];
     snprintf(tmp, sizeof tmp, "%" JSON_INTEGER_FORMAT, v);
     zb_sbuf_puts(b, tmp);
 }
 
-static void zb_put_real(zb_sbuf *b, double v) {
+void zb_put_real(zb_sbuf *b, double v) {
     char tmp[48];
     zb_format_double(tmp, sizeof tmp, v);
     zb_sbuf_puts(b, tmp);
@@ -201,12 +194,14 @@ zb_report *zb_report_new(void) {
     json_t *doc = json_object();
     json_t *meta = json_object();
     json_t *runs = json_array();
-    if (r && doc && meta && runs &&
+    json_t *columns = json_object();
+    if (r && doc && meta && runs && columns &&
         json_object_set_new(doc, "schema", json_string(ZB_REPORT_SCHEMA)) == 0 &&
         json_object_set(doc, "meta", meta) == 0 && json_object_set(doc, "runs", runs) == 0) {
         r->doc = doc;
         r->meta = meta;
         r->runs = runs;
+        r->csv_columns = columns;
         json_decref(meta); /* doc holds them now */
         json_decref(runs);
         return r;
@@ -214,6 +209,7 @@ zb_report *zb_report_new(void) {
     json_decref(doc);
     json_decref(meta);
     json_decref(runs);
+    json_decref(columns);
     free(r);
     ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory creating the document");
     return NULL;
@@ -222,6 +218,7 @@ zb_report *zb_report_new(void) {
 void zb_report_free(zb_report *r) {
     if (!r) return;
     json_decref(r->doc);
+    json_decref(r->csv_columns);
     free(r);
 }
 
@@ -248,6 +245,8 @@ json_t *zb_report_last_run(zb_report *r) {
 
 const json_t *zb_report_doc(const zb_report *r) { return r ? r->doc : NULL; }
 
+json_t *zb_report_csv_columns(const zb_report *r) { return r ? r->csv_columns : NULL; }
+
 zb_status zb_report_write_json(const zb_report *r, const char *path) {
     if (!r) return ZB_FAIL(ZB_ERR_INVALID, "report: no report to write to %s", path ? path : "(null)");
     zb_sbuf b = {NULL, 0, 0, ZB_OK};
@@ -259,162 +258,3 @@ zb_status zb_report_write_json(const zb_report *r, const char *path) {
     return s;
 }
 
-/* ---- CSV ------------------------------------------------------------------------ */
-
-/* "prefix.key", malloc'ed (NULL when out of memory). */
-static char *zb_join_key(const char *prefix, const char *key) {
-    size_t n = strlen(prefix) + strlen(key) + 2;
-    char *s = (char *)malloc(n);
-    if (s) snprintf(s, n, "%s.%s", prefix, key);
-    return s;
-}
-
-/* An array of objects (a run's per_rank, its stragglers) is a table of its
- * own, and an empty array holds nothing: neither fits one CSV row. */
-static bool zb_csv_json_only(const json_t *v) {
-    return json_is_array(v) && (json_array_size(v) == 0 || json_is_object(json_array_get(v, 0)));
-}
-
-/* Adds every leaf of object `obj` to `flat` under "prefix.key" names,
- * recursing into nested objects. Returns ZB_OK or an error. */
-static zb_status zb_flatten(json_t *flat, const char *prefix, const json_t *obj, int depth) {
-    const char *key;
-    json_t *val;
-    if (depth > ZB_JSON_MAX_DEPTH)
-        return ZB_FAIL(ZB_ERR_INVALID, "report: run nested deeper than %d levels", ZB_JSON_MAX_DEPTH);
-    json_object_foreach((json_t *)obj, key, val) {
-        char *name = prefix ? zb_join_key(prefix, key) : NULL;
-        const char *col = prefix ? name : key;
-        zb_status s = ZB_OK;
-        if (!col) return ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory flattening a run");
-        if (zb_csv_json_only(val))
-            ; /* a table of its own (per-rank figures): JSON only */
-        else if (json_is_object(val))
-            s = zb_flatten(flat, col, val, depth + 1);
-        else if (!json_object_get(flat, col) && json_object_set(flat, col, val) != 0)
-            s = ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory flattening a run");
-        free(name);
-        if (s != ZB_OK) return s;
-    }
-    return ZB_OK;
-}
-
-/* Records the columns of one flattened run, in first-seen order, into the
- * ordered sets `top` and `metrics` (JSON objects used as ordered sets). */
-static zb_status zb_collect_columns(const json_t *flat, json_t *top, json_t *metrics) {
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)flat, key, val) {
-        json_t *set = strncmp(key, "metrics.", 8) == 0 ? metrics : top;
-        if (json_object_set_new(set, key, json_true()) != 0)
-            return ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory collecting CSV columns");
-    }
-    return ZB_OK;
-}
-
-static bool zb_csv_needs_quotes(const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') return true;
-    return false;
-}
-
-/* A CSV field: as is, or quoted with inner quotes doubled (RFC 4180). */
-static void zb_put_csv_text(zb_sbuf *b, const char *s, size_t n) {
-    if (!zb_csv_needs_quotes(s, n)) {
-        zb_sbuf_putn(b, s, n);
-        return;
-    }
-    zb_sbuf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') zb_sbuf_putc(b, '"');
-        zb_sbuf_putc(b, s[i]);
-    }
-    zb_sbuf_putc(b, '"');
-}
-
-static void zb_put_csv_cell(zb_sbuf *b, const json_t *v) {
-    char *text;
-    size_t n = 0;
-    switch (json_typeof(v)) {
-    case JSON_STRING: zb_put_csv_text(b, json_string_value(v), json_string_length(v)); break;
-    case JSON_INTEGER: zb_put_integer(b, json_integer_value(v)); break;
-    case JSON_REAL: zb_put_real(b, json_real_value(v)); break;
-    case JSON_TRUE: zb_sbuf_puts(b, "true"); break;
-    case JSON_FALSE: zb_sbuf_puts(b, "false"); break;
-    case JSON_NULL: break;
-    case JSON_ARRAY:
-    case JSON_OBJECT:
-        text = zb_json_dump(v, 0, &n);
-        if (!text) {
-            if (b->err == ZB_OK) b->err = ZB_ERR_NOMEM; /* message already recorded */
-            return;
-        }
-        zb_put_csv_text(b, text, n);
-        free(text);
-        break;
-    }
-}
-
-/* Appends one line: the header names when `flat` is NULL, else the cells of
- * that flattened run, over the columns of `top` then `metrics`. */
-static void zb_put_csv_line(zb_sbuf *b, const json_t *top, const json_t *metrics, const json_t *flat) {
-    const json_t *sets[2] = {top, metrics};
-    bool first = true;
-    for (int i = 0; i < 2; i++) {
-        const char *key;
-        json_t *unused;
-        json_object_foreach((json_t *)sets[i], key, unused) {
-            if (!first) zb_sbuf_putc(b, ',');
-            first = false;
-            if (!flat) {
-                zb_put_csv_text(b, key, strlen(key));
-            } else {
-                const json_t *v = json_object_get(flat, key);
-                if (v) zb_put_csv_cell(b, v);
-            }
-        }
-    }
-    zb_sbuf_putc(b, '\n');
-}
-
-/* Flattens every run into `flats` and gathers the column sets. */
-static zb_status zb_csv_prepare(const zb_report *r, json_t *flats, json_t *top, json_t *metrics) {
-    for (size_t i = 0; i < json_array_size(r->runs); i++) {
-        json_t *flat = json_object();
-        if (!flat || json_array_append_new(flats, flat) != 0)
-            return ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory flattening run %zu", i);
-        ZB_TRY(zb_flatten(flat, NULL, json_array_get(r->runs, i), 0));
-        ZB_TRY(zb_collect_columns(flat, top, metrics));
-    }
-    return ZB_OK;
-}
-
-/* Renders the whole CSV text into `b`. */
-static zb_status zb_csv_render(const zb_report *r, zb_sbuf *b) {
-    json_t *flats = json_array();
-    json_t *top = json_object();
-    json_t *metrics = json_object();
-    zb_status s = ZB_OK;
-    if (!flats || !top || !metrics)
-        s = ZB_FAIL(ZB_ERR_NOMEM, "report: out of memory preparing CSV");
-    if (s == ZB_OK) s = zb_csv_prepare(r, flats, top, metrics);
-    if (s == ZB_OK && json_object_size(top) + json_object_size(metrics) > 0) {
-        zb_put_csv_line(b, top, metrics, NULL);
-        for (size_t i = 0; i < json_array_size(flats); i++)
-            zb_put_csv_line(b, top, metrics, json_array_get(flats, i));
-        s = b->err;
-    }
-    json_decref(flats);
-    json_decref(top);
-    json_decref(metrics);
-    return s;
-}
-
-zb_status zb_report_write_csv(const zb_report *r, const char *path) {
-    if (!r) return ZB_FAIL(ZB_ERR_INVALID, "report: no report to write to %s", path ? path : "(null)");
-    zb_sbuf b = {NULL, 0, 0, ZB_OK};
-    zb_status s = zb_csv_render(r, &b);
-    if (s == ZB_OK) s = zb_atomic_write(path, b.p ? b.p : "", b.len);
-    free(b.p);
-    return s;
-}

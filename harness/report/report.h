@@ -67,19 +67,34 @@ const json_t *zb_report_doc(const zb_report *r);
  * order, a final newline) atomically to `path`. */
 zb_status zb_report_write_json(const zb_report *r, const char *path);
 
-/* Writes one CSV row per run, after a header row, atomically to `path`.
- * Columns: the runs' top-level keys in first-seen order (a nested object
- * other than "metrics" flattened to "a.b" columns in its place), then one
- * "metrics.<key>" column per metrics key in first-seen order (nested objects
- * inside metrics flattened likewise, "metrics.a.b"). Arrays of objects
- * (per-rank figures, stragglers) and empty arrays are JSON only: no column.
- * Cells: strings as is, numbers as described above, true/false, other
- * arrays as compact JSON text, null
- * and missing keys as empty cells. A cell or header containing a comma,
- * a double quote, CR or LF is quoted per RFC 4180 (quotes doubled). Lines end
- * in "\n" (not RFC 4180's CRLF: the consumers are gnuplot, pandas and
- * shell tools). A report with no runs writes an empty file. */
+/* Writes one CSV row per run, after a header row, atomically to `path`
+ * (report_csv.c). Columns: first the run's identity from the meta,
+ * "meta.date_utc", "meta.git_describe", "meta.hosts" (the host names joined
+ * by spaces), "meta.command_line", "meta.backend", "meta.comm" (empty where
+ * the meta lacks one); then the runs' top-level keys (a nested object other
+ * than "metrics" flattened to "a.b" columns in its place), then one
+ * "metrics.<key>" column per metrics key (nested objects inside metrics
+ * flattened likewise, "metrics.a.b"). The columns declared with
+ * zb_report_csv_declare come first within each of the two groups, in their
+ * order, whether or not a run holds them; then any other a run holds,
+ * first seen first. Arrays (per-rank figures, stragglers, samples, rounds)
+ * are JSON only: no column. Cells: strings as is, numbers as described
+ * above, booleans as 1 and 0 (so that a column with empty cells still reads
+ * as numbers), null and missing keys as empty cells. A cell or header
+ * containing a comma, a double quote, CR or LF is quoted per RFC 4180
+ * (quotes doubled). Lines end in "\n" (not RFC 4180's CRLF: the consumers
+ * are gnuplot, pandas and shell tools). A report with no runs writes an
+ * empty file. */
 zb_status zb_report_write_csv(const zb_report *r, const char *path);
+
+/* Declares the CSV columns of `skeleton`, a run as the CSV flattens it
+ * (its values are ignored): every CSV of the report has them, in the order
+ * first declared, whether or not a run holds the key. A benchmark declares
+ * what some of its runs lack (a device view only cuda has, the collectives
+ * of another stage, the paired figures of the other schedule), so that the
+ * CSVs of every backend and mode share one column set. ZB_ERR_NOMEM, or
+ * ZB_ERR_INVALID for a skeleton that is not an object. */
+zb_status zb_report_csv_declare(zb_report *r, const json_t *skeleton);
 
 /* Builds a JSON real from `v`, or JSON null when `v` is NaN or infinite.
  * Returns a new reference (NULL only when out of memory). */

@@ -195,21 +195,31 @@ static json_t *child(json_t *o, const char *key) {
     return c;
 }
 
-static zb_status add_json_run(zb_rows *rows, const zb_field *fields, int n_fields, int run) {
+/* The JSON run `run` of a row; a skeleton (values null but JSON ones) also holds the
+ * absent fields, and declares the CSV columns of all of them instead of
+ * becoming a run. */
+static zb_status add_json_run(zb_rows *rows, const zb_field *fields, int n_fields, int run, bool skeleton) {
     json_t *o = json_object();
     if (!o) return ZB_FAIL(ZB_ERR_NOMEM, "rows: out of memory for a JSON run");
     for (int i = 0; i < n_fields; i++) {
         const zb_field *f = &fields[i];
-        if (!f->key || (f->runs && !((f->runs >> run) & 1u))) continue;
+        if (!f->key || (f->runs && !((f->runs >> run) & 1u)) || (f->absent && !skeleton)) continue;
         json_t *at = f->metric ? child(o, "metrics") : o;
         if (at && f->parent) at = child(at, f->parent);
-        if (!at || json_object_set_new(at, f->key, json_value(f)) != 0) {
+        /* a skeleton's JSON values keep their shape: an array has no column */
+        json_t *v = skeleton && f->kind != ZB_FIELD_JSON ? json_null() : json_value(f);
+        if (!at || json_object_set_new(at, f->key, v) != 0) {
             json_decref(o);
             return ZB_FAIL(ZB_ERR_NOMEM, "rows: out of memory setting '%s'", f->key);
         }
     }
-    zb_report_add_run(rows->report, o);
-    return ZB_OK;
+    if (!skeleton) {
+        zb_report_add_run(rows->report, o);
+        return ZB_OK;
+    }
+    zb_status s = zb_report_csv_declare(rows->report, o);
+    json_decref(o);
+    return s;
 }
 
 zb_status zb_rows_add(zb_rows *rows, const zb_field *fields, int n_fields, int n_runs) {
@@ -221,7 +231,10 @@ zb_status zb_rows_add(zb_rows *rows, const zb_field *fields, int n_fields, int n
         }
     }
     for (int t = 0; t < rows->n_tables; t++) ZB_TRY(add_table_row(rows, t, fields, n_fields));
-    for (int k = 0; rows->report && k < n_runs; k++) ZB_TRY(add_json_run(rows, fields, n_fields, k));
+    for (int k = 0; rows->report && k < n_runs; k++) {
+        ZB_TRY(add_json_run(rows, fields, n_fields, k, true));
+        ZB_TRY(add_json_run(rows, fields, n_fields, k, false));
+    }
     rows->n_rows++;
     return ZB_OK;
 }

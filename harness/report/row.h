@@ -11,7 +11,10 @@
  *     JSON runs carry it (a collective's table row is two runs: out of place
  *     and in place);
  *   - CSV: the report flattens each JSON run (report.h), so a JSON field's
- *     column is its dotted path, "metrics.time_us" (zb_field_csv_column).
+ *     column is its dotted path, "metrics.time_us" (zb_field_csv_column);
+ *     every field's column, an `absent` one's too, is declared to the
+ *     report (zb_report_csv_declare), so the CSV's columns are the row
+ *     description's whatever a run holds.
  * JSON keys follow the list order; table columns too, except a field that
  * pins its place (`at`) where a table orders its columns differently.
  *
@@ -53,6 +56,9 @@ typedef struct zb_field {
     bool metric;        /* under the run's "metrics" */
     const char *parent; /* inside this object (under the run or metrics); NULL: none */
     unsigned runs;      /* bit i: in the row's JSON run i; 0: in every run */
+    bool absent;        /* not in the JSON (what this backend or mode does not
+                         * have), but a CSV column all the same, its cells empty:
+                         * the CSVs of every backend share one column set */
     /* text tables */
     unsigned tables;    /* bit t: a column of table t; 0: in no table */
     const char *header, *unit, *group;

@@ -13,7 +13,7 @@
 # file or flag, and leave no -o file behind. Several bases (BASE... -- NEW,
 # a folder): judged against the base runs' range; B -- N is the two-file
 # form; another environment (BLAS core, MPI library) is named and exits 3
-# unless --ignore-env.
+# unless --ignore-env. --no-gate writes the same output and exits 0.
 set -u
 source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d)
@@ -26,20 +26,7 @@ mpirun --oversubscribe -np 2 "$ZB" step --mode both --steps 3 --warmup 1 --json 
   { echo "FAIL: step"; show "$tmp/step.out"; exit 1; }
 
 # cmp EXPECTED_RC NAME ARGS...: compare's exit status, output kept in $tmp/NAME.out
-cmp() {
-  local want=$1 name=$2
-  shift 2
-  "$ZB" compare "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-  local rc=$?
-  if [ $rc -ne "$want" ]; then
-    echo "FAIL: compare $* exited $rc, expected $want"
-    show "$tmp/$name.out"
-    show "$tmp/$name.err"
-    fail=1
-  else
-    passed=$((passed + 1))
-  fi
-}
+cmp() { local want=$1 name=$2; shift 2; expect_rc "$want" "$tmp/$name" "$ZB" compare "$@"; }
 for f in ag gemm step; do cmp 0 self_$f "$tmp/$f.json" "$tmp/$f.json"; done
 
 # doctor SRC DST BENCH METRIC FACTOR [MODE]: DST.base is SRC with the metric's
@@ -212,6 +199,13 @@ cmp 3 env_multi "$tmp/bases" -- "$tmp/otherenv.json"
 # github-benchmark: one direction per array, parsed
 cmp 1 gh_small "$tmp/ag.json" "$tmp/t.json" --format github-benchmark --github-tool customSmallerIsBetter -o "$tmp/gh_small.json"
 cmp 0 gh_big "$tmp/step.json" "$tmp/step.json" --format github-benchmark --github-tool customBiggerIsBetter
+# --no-gate: the same file written, exit 0 in spite of the regression (2 still for bad input)
+cmp 0 gh_nogate "$tmp/ag.json" "$tmp/t.json" --format github-benchmark --github-tool customSmallerIsBetter --no-gate \
+  -o "$tmp/gh_nogate.json"
+check command cmp -s "$tmp/gh_small.json" "$tmp/gh_nogate.json"
+cmp 0 text_nogate "$tmp/ag.json" "$tmp/t.json" --no-gate
+check grep -q "REGRESSION" "$tmp/text_nogate.out"
+cmp 2 nogate_bad "$tmp/ag.json" "$tmp/missing.json" --no-gate
 cmp 0 md "$tmp/ag.json" "$tmp/ag.json" --format markdown
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys

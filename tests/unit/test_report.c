@@ -19,6 +19,9 @@
 
 static char g_dir[256];
 
+/* The identity columns every CSV starts with (report.h). */
+#define META "meta.date_utc,meta.git_describe,meta.hosts,meta.command_line,meta.backend,meta.comm,"
+
 static void path_in(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", g_dir, name); }
 
 /* The whole file as a malloc'ed string (NULL if unreadable). */
@@ -53,7 +56,11 @@ static int count_entries(const char *dir) {
 
 static zb_report *sample_report(void) {
     zb_report *r = zb_report_new();
-    json_object_set_new(zb_report_meta(r), "host", json_string("node1"));
+    json_t *meta = zb_report_meta(r);
+    json_object_set_new(meta, "date_utc", json_string("2026-12-05T12:55:05Z"));
+    json_object_set_new(meta, "hosts", json_pack("[s, s]", "vm1", "vm2"));
+    json_object_set_new(meta, "command_line", json_string("zerobench step --csv \"a,b.csv\""));
+    json_object_set_new(meta, "backend", json_string("cpu"));
     json_t *run = json_pack("{s:s, s:I, s:s, s:b, s:{s:f, s:f, s:i}}", "bench", "allgather", "size_bytes",
                             (json_int_t)1048576, "dtype", "float", "in_place", 0, "metrics", "time_us", 12.3,
                             "algbw_gbps", 85.0, "wrong", 0);
@@ -148,7 +155,7 @@ static void test_write_json(void) {
     ZB_CHECK_MSG(doc != NULL, "reading %.200s back: %.200s", path, err.text);
     ZB_CHECK(json_equal(doc, zb_report_doc(r)));
     ZB_CHECK(strcmp(json_string_value(json_object_get(doc, "schema")), "zerobench/1") == 0);
-    ZB_CHECK(strcmp(json_string_value(json_object_get(json_object_get(doc, "meta"), "host")), "node1") == 0);
+    ZB_CHECK(strcmp(json_string_value(json_object_get(json_object_get(doc, "meta"), "backend")), "cpu") == 0);
     json_t *runs = json_object_get(doc, "runs");
     ZB_CHECK(json_array_size(runs) == 2);
     json_t *m0 = json_object_get(json_array_get(runs, 0), "metrics");
@@ -163,7 +170,7 @@ static void test_write_json(void) {
     json_object_foreach(doc, key, val) in_order &= i < 3 && strcmp(key, keys[i++]) == 0;
     ZB_CHECK(in_order && i == 3);
     char *text = slurp(path);
-    ZB_CHECK(text && strncmp(text, "{\n  \"schema\": \"zerobench/1\",\n  \"meta\": {\n    \"host\"", 50) == 0);
+    ZB_CHECK(text && strncmp(text, "{\n  \"schema\": \"zerobench/1\",\n  \"meta\": {\n    \"date_utc\"", 54) == 0);
     ZB_CHECK(text && strstr(text, "\"time_us\": 12.3,\n") != NULL);
     ZB_CHECK(text && text[strlen(text) - 1] == '\n');
     free(text);
@@ -178,11 +185,12 @@ static void test_write_csv(void) {
     zb_report *r = sample_report();
     ZB_CHECK_OK(zb_report_write_csv(r, path));
     char *text = slurp(path);
-    const char *want =
-        "bench,size_bytes,dtype,in_place,shape.m,shape.n,tags,mode,"
+    /* the run's identity from the meta: the hosts joined, a missing key empty */
+    const char *want = META
+        "bench,size_bytes,dtype,in_place,shape.m,shape.n,mode,"
         "metrics.time_us,metrics.algbw_gbps,metrics.wrong,metrics.busbw_gbps\n"
-        "allgather,1048576,float,false,,,,,12.3,85.0,0,\n"
-        "\"all,\"\"reduce\"\"\nx\",8,,,2,3,\"[1,\"\"a\"\"]\",sync,,,0,1.5\n";
+        "2026-12-05T12:55:05Z,,vm1 vm2,\"zerobench step --csv \"\"a,b.csv\"\"\",cpu,,allgather,1048576,float,0,,,,12.3,85.0,0,\n"
+        "2026-12-05T12:55:05Z,,vm1 vm2,\"zerobench step --csv \"\"a,b.csv\"\"\",cpu,,\"all,\"\"reduce\"\"\nx\",8,,,2,3,sync,,,0,1.5\n";
     ZB_CHECK_MSG(text && strcmp(text, want) == 0, "CSV:\n%s\nwant:\n%s", text ? text : "(null)", want);
     free(text);
     zb_report_free(r);
@@ -192,19 +200,27 @@ static void test_write_csv(void) {
     zb_report_add_run(r, json_pack("{s:i, s:s}", "a,b", 1, "metrics", "none"));
     ZB_CHECK_OK(zb_report_write_csv(r, path));
     text = slurp(path);
-    ZB_CHECK_MSG(text && strcmp(text, "\"a,b\",metrics\n1,none\n") == 0, "CSV: %s", text ? text : "(null)");
+    ZB_CHECK_MSG(text && strcmp(text, META "\"a,b\",metrics\n,,,,,,1,none\n") == 0, "CSV: %s", text ? text : "(null)");
     free(text);
     zb_report_free(r);
 
-    /* Arrays of objects (per_rank) and empty arrays (no stragglers) are
-     * JSON only: no column; a scalar array stays a cell. */
+    /* Arrays (per_rank, no stragglers, samples) are JSON only: no column;
+     * declared columns come first in their group, whether or not a run has
+     * them; a true is 1. */
     r = zb_report_new();
-    zb_report_add_run(r, json_pack("{s:i, s:[{s:i}], s:[], s:[i], s:{s:f}}", "ranks", 2, "per_rank", "rank", 0,
-                                   "stragglers", "dims", 4, "metrics", "overlap_worst_pct", 42.0));
+    json_t *skeleton = json_pack("{s:n, s:{s:n, s:{s:n}}}", "fits", "metrics", "device_used_high_bytes", "paired",
+                                 "pairs");
+    ZB_CHECK_OK(zb_report_csv_declare(r, skeleton));
+    json_decref(skeleton);
+    ZB_CHECK(zb_report_csv_declare(r, json_integer(1)) == ZB_ERR_INVALID);
+    zb_report_add_run(r, json_pack("{s:i, s:[{s:i}], s:[], s:[i], s:{s:f, s:{s:[f]}}, s:b}", "ranks", 2, "per_rank",
+                                   "rank", 0, "stragglers", "dims", 4, "metrics", "overlap_worst_pct", 42.0,
+                                   "samples", "overlap_pct", 1.0, "fits", 1));
     ZB_CHECK_OK(zb_report_write_csv(r, path));
     text = slurp(path);
-    ZB_CHECK_MSG(text && strcmp(text, "ranks,dims,metrics.overlap_worst_pct\n2,[4],42.0\n") == 0, "CSV: %s",
-                 text ? text : "(null)");
+    ZB_CHECK_MSG(text && strcmp(text, META "fits,ranks,metrics.device_used_high_bytes,metrics.paired.pairs,"
+                                           "metrics.overlap_worst_pct\n,,,,,,1,2,,,42.0\n") == 0,
+                 "CSV: %s", text ? text : "(null)");
     free(text);
     zb_report_free(r);
 
@@ -265,7 +281,7 @@ static void test_replace_whole(void) {
     zb_report_add_run(r, json_pack("{s:s, s:{s:f}}", "bench", "gemm", "metrics", "tflops", 0.25));
     ZB_CHECK_OK(zb_report_write_csv(r, path));
     char *text = slurp(path);
-    const char *want = "bench,metrics.tflops\ngemm,0.25\n";
+    const char *want = META "bench,metrics.tflops\n,,,,,,gemm,0.25\n";
     ZB_CHECK_MSG(text && strcmp(text, want) == 0, "replaced file: %.60s", text ? text : "(null)");
     ZB_CHECK(stat(path, &st) == 0 && (size_t)st.st_size == strlen(want));
     free(text);
