@@ -7,7 +7,8 @@
 # is not significant. `data` (steps.dat, one row per run, its columns named
 # in its header); `note`: what the whiskers show, printed under the panels;
 # `note2`: its second line; `mfu`: 0 when no run measured MFU (two panels); `configs`: the codes
-# present; `bw`: a bar's width; `glines`: the most lines of a group label.
+# present; `bw`: a bar's width; `glines`: the most lines of a group label;
+# `krows`: the legend's rows.
 #   gnuplot -e "data='steps.dat'; out='steps.pdf'; note='...'; mfu=1; configs='9 10'; bw=0.42; glines=3" plots/steps.gp
 height = (exists('mfu') && mfu == 0) ? 2.6 : 3.5
 d = ARG0; i = strlen(d); while (i > 0 && d[i:i] ne '/') { i = i - 1 }
@@ -30,9 +31,10 @@ panels = mfu ? 3 : 2
 # legend (and the SIMULATED mark) at the top, all outside the panels.
 line = 1.0 / (height * 72)
 bm = (glines * 7.5 + (note ne '' ? 8 : 0) + (note2 ne '' ? 7 : 0) + 8) * line
-tm = 1 - 14 * line - mark_h
+if (!exists("krows")) krows = 1
+tm = 1 - (krows * 8.5 + 6) * line - mark_h
 set multiplot layout panels, 1 margins 0.15, 0.98, bm, tm spacing 0, 0.035
-set key at screen 0.5, screen 1 - mark_h - 1 * line center top horizontal maxrows 1 samplen 1.5
+set key at screen 0.5, screen 1 - mark_h - 1 * line center top horizontal maxrows krows samplen 1.5
 if (note ne '') set label 1 note at screen 0.5, screen (note2 ne '' ? 11 : 4) * line center font ',5.5'
 if (note2 ne '') set label 3 note2 at screen 0.5, screen 4 * line center font ',5.5'
 if (origin ne '') set label 2 origin at screen 0.5, screen 1 - 6 * line center font ',6.5' textcolor rgb '#000000' front

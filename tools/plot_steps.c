@@ -302,8 +302,20 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
         snprintf(n2 + used, sizeof note2 - used, "; no MFU: no peak");
     }
     snprintf(out->note, sizeof out->note, "%s%s%s", note1, note2[0] ? "; " : "", note2);
-    snprintf(out->vars, sizeof out->vars, "note='%s'; note2='%s'; mfu=%d; configs='%s'; bw=%.4f; glines=%d", note1,
-             note2, any_mfu ? 1 : 0, l.configs, l.width, glines);
+    /* The legend's rows above the panels: as many configurations a row as
+     * the longest name (with its sample) fits across the figure. */
+    int longest = 0, n_configs = 0;
+    for (int c = 0; c < ZB_PLOT_CONFIG_CODES; c++) {
+        if (l.slot_of[c] < 0) continue;
+        n_configs++;
+        int len = c == 10 ? 15 : 12; /* "ZeRO-3 prefetch"; the others at most "ZeRO-3 other" */
+        if (len > longest) longest = len;
+    }
+    int per_row = (AXIS_CHARS + 6) / (longest + 7);
+    int krows = (n_configs + per_row - 1) / per_row;
+    snprintf(out->vars, sizeof out->vars,
+             "note='%s'; note2='%s'; mfu=%d; configs='%s'; bw=%.4f; glines=%d; krows=%d", note1, note2,
+             any_mfu ? 1 : 0, l.configs, l.width, glines, krows);
     return true;
 }
 
