@@ -10,5 +10,7 @@ set format x '%.0f'
 set xlabel 'ranks'
 set ylabel 'bus bandwidth (GB/s)'
 set yrange [0:*]
-set key bottom right
+# The legend below the plot, outside it: it covers no data.
+set key outside below center horizontal
+if (origin ne '') set title origin font ',6.5'
 plot for [k=0:*] data index k using 1:2 title columnheader(2) with linespoints lt k+1

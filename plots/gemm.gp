@@ -10,7 +10,9 @@ set format x '%.0f'
 set xlabel 'GEMM size (M*N*K)^(1/3)'
 set ylabel 'throughput ('.yunit.')'
 set yrange [0:*]
-set key bottom right
+# The legend below the plot, outside it: it covers no data.
+set key outside below center horizontal
+if (origin ne '') set title origin font ',6.5'
 cmd = "plot for [k=0:*] data index k using 1:2 title columnheader(2) with linespoints lt k+1"
 if (exists("ref")) cmd = cmd . ", for [k=0:*] ref index k using 1:2 title columnheader(2) with lines " . ref_style . " dt 2 + k % 3"
 eval cmd

@@ -1,43 +1,71 @@
-# Sync vs prefetch: step time, overlap and MFU as bars (one panel each,
-# stacked), sync (light) beside
-# prefetch (hatched) in each group of runs, with whiskers for their spread
-# (none where the data has NaN). `data` (steps.dat, one row per run, its
-# columns named in its header); `note`: what the whiskers show, printed
-# under the panels; `mfu`: 0 when no run measured MFU (two panels).
-#   gnuplot -e "data='steps.dat'; out='steps.pdf'; note='...'; mfu=1" plots/steps.gp
-height = (exists('mfu') && mfu == 0) ? 2.5 : 3.4
+# Step time, overlap and MFU as bars (one panel each, stacked), one bar per
+# configuration (ZeRO-2, ZeRO-3 sync, ZeRO-3 prefetch, ...: one fill each,
+# the legend in that order) in each group of runs. A prefetch bar paired
+# with sync (--mode both) has a whisker: sync's median plus the paired
+# interval of prefetch - sync that the step's verdict used, and a dash at
+# sync's median: the whisker crosses the dash exactly when the difference
+# is not significant. `data` (steps.dat, one row per run, its columns named
+# in its header); `note`: what the whiskers show, printed under the panels;
+# `note2`: its second line; `mfu`: 0 when no run measured MFU (two panels); `configs`: the codes
+# present; `bw`: a bar's width; `glines`: the most lines of a group label;
+# `krows`: the legend's rows.
+#   gnuplot -e "data='steps.dat'; out='steps.pdf'; note='...'; mfu=1; configs='9 10'; bw=0.42; glines=3" plots/steps.gp
+height = (exists('mfu') && mfu == 0) ? 2.6 : 3.5
 d = ARG0; i = strlen(d); while (i > 0 && d[i:i] ne '/') { i = i - 1 }
 load (i > 0 ? d[1:i] : '') . 'style.gp'
 if (!exists("mfu")) mfu = 1
 if (!exists("note")) note = ''
+if (!exists("note2")) note2 = ''
+if (!exists("configs")) configs = '9 10'
+if (!exists("bw")) bw = 0.4
+if (!exists("glines")) glines = 3
 set datafile columnheaders
-set boxwidth 0.4
+set boxwidth bw * 0.92 absolute
 set xtics scale 0 font ',6'
 set yrange [0:*]
 stats data using 2 nooutput
 set xrange [-0.6:STATS_max + 0.6]
 set format y '%g'
 panels = mfu ? 3 : 2
-set multiplot layout panels, 1 margins 0.15, 0.98, (note ne '' ? 0.15 : 0.10), 0.93 spacing 0, 0.035
-set key at screen 0.5, screen 0.995 center top horizontal
-set label 1 note at screen 0.5, screen 0.03 center font ',5.5'
-sync = "lt 1 lc rgb '#000000' fs solid 0.2"
-pref = "lt 1 lc rgb '#000000' fs pattern 2"
+# Screen fractions: the group labels' lines and the note at the bottom, the
+# legend (and the SIMULATED mark) at the top, all outside the panels.
+line = 1.0 / (height * 72)
+bm = (glines * 7.5 + (note ne '' ? 8 : 0) + (note2 ne '' ? 7 : 0) + 8) * line
+if (!exists("krows")) krows = 1
+tm = 1 - (krows * 8.5 + 6) * line - mark_h
+set multiplot layout panels, 1 margins 0.15, 0.98, bm, tm spacing 0, 0.035
+set key at screen 0.5, screen 1 - mark_h - 1 * line center top horizontal maxrows krows samplen 1.5
+if (note ne '') set label 1 note at screen 0.5, screen (note2 ne '' ? 11 : 4) * line center font ',5.5'
+if (note2 ne '') set label 3 note2 at screen 0.5, screen 4 * line center font ',5.5'
+if (origin ne '') set label 2 origin at screen 0.5, screen 1 - 6 * line center font ',6.5' textcolor rgb '#000000' front
 wh = "lt 1 lc rgb '#000000' pt 0 lw 1.2"
+dash = "nohead lc rgb '#000000' dt (4,3) lw 1.0"
 # A round tic step giving about three tics up to x.
 nice(x) = (x <= 0 ? 1 : (ex = 10**floor(log10(x)), fr = x / ex, (fr <= 1 ? 1 : fr <= 2 ? 2 : fr <= 5 ? 5 : 10) * ex))
-# Column c: the metric; c+1, c+2: its whisker.
+# Column c: the metric; c+1, c+2: its whisker; c+3: the reference (sync's
+# median) the whisker is read against, a dash from column 17 (the sync
+# bar's x) across the prefetch bar.
 do for [p=0:panels-1] {
-    c = 5 + 3 * p
+    c = 5 + 4 * p
+    undefine STATS_max
     stats data using (valid(c + 2) && column(c + 2) > column(c) ? column(c + 2) : column(c)) nooutput
-    set ytics nice(STATS_max / 3)
+    # A panel with nothing measured (overlap on one rank): an empty 0-1 axis.
+    set ytics nice(exists("STATS_max") ? STATS_max / 3 : 0.3)
+    if (exists("STATS_max")) { set yrange [0:*] } else { set yrange [0:1] }
     set ylabel (p == 0 ? 'step time (ms)' : p == 1 ? 'overlap (%)' : 'MFU (%)')
+    cmd = "plot data using 2:(NaN)" . (p < panels - 1 ? "" : ":xtic(3)") . " notitle"
+    do for [w=1:words(configs)] {
+        k = int(word(configs, w))
+        cmd = cmd . sprintf(", '' using 1:($4 == %d ? column(%d) : NaN) with boxes lt 1 lc rgb '#000000' %s title '%s'", \
+                            k, c, cfgfill(k), p == 0 ? cfgname(k) : "")
+    }
+    cmd = cmd . sprintf(", '' using ($17 - bw / 2):%d:($1 - $17 + bw):(0) with vectors %s notitle", c + 3, dash)
+    cmd = cmd . sprintf(", '' using 1:%d:%d:%d with yerrorbars %s notitle", c, c + 1, c + 2, wh)
     set format x ''
-    eval "plot data using 2:(NaN)" . (p < panels - 1 ? "" : ":xtic(3)") . " notitle, " . \
-         "'' using 1:($4 == 0 ? column(c) : NaN) with boxes " . sync . (p == 0 ? " title 'sync'" : " notitle") . ", " . \
-         "'' using 1:($4 != 0 ? column(c) : NaN) with boxes " . pref . (p == 0 ? " title 'prefetch'" : " notitle") . ", " . \
-         "'' using 1:c:c+1:c+2 with yerrorbars " . wh . " notitle"
+    eval cmd
     unset key
     unset label 1
+    unset label 2
+    unset label 3
 }
 unset multiplot

@@ -39,3 +39,23 @@ set linetype 8 lc rgb '#7f7f7f' dt (10,2) pt 8 ps 0.6 lw 1.2
 set linetype cycle 8
 # Reference lines (a link's bandwidth, a peak): thin grey, long dashes.
 ref_style = "lc rgb '#404040' lw 0.9"
+# The configurations (code 3 * stage + 0 sync, 1 prefetch, 2 other, as
+# plot writes them): one name and one fill each, the same in every figure,
+# told apart in greyscale by luminance and hatching.
+cfgname(c) = (int(c) < 3 ? "DDP" : sprintf("ZeRO-%d", int(c) / 3)) . (int(c) % 3 == 0 ? " sync" : \
+             int(c) % 3 == 1 ? (int(c) / 3 == 3 ? " prefetch" : "") : " other")
+cfgfill(c) = int(c) == 10 ? "fs solid 0.55" : int(c) == 9 ? "fs solid 0.18" : int(c) == 7 ? "fs pattern 4" : \
+             int(c) == 6 ? "fs pattern 5" : int(c) == 4 ? "fs pattern 1" : int(c) == 3 ? "fs empty" : \
+             int(c) == 1 ? "fs solid 0.95" : int(c) == 0 ? "fs pattern 2" : "fs solid 0.35"
+# Memory tags (the engine's order: param shard, grad shard, optim state,
+# gathered param, gathered grad, activation, workspace, comm buffer, bench
+# buffer, then others): solid greys alternating with hatches of their own
+# direction, so neighbours in a stack never look alike.
+tagfill(i) = int(i) == 0 ? "fs solid 0.85" : int(i) == 1 ? "fs pattern 4" : int(i) == 2 ? "fs solid 0.45" : \
+             int(i) == 3 ? "fs pattern 5" : int(i) == 4 ? "fs empty" : int(i) == 5 ? "fs pattern 1" : \
+             int(i) == 6 ? "fs solid 0.15" : int(i) == 7 ? "fs pattern 2" : int(i) == 8 ? "fs solid 0.65" : \
+             sprintf("fs solid %.2f", 0.25 + 0.15 * (int(i) % 4))
+# Simulated data: `origin` (set by plot for KIND_sim figures) is written
+# across the figure's top edge, above everything else.
+if (!exists("origin")) origin = ''
+mark_h = origin ne '' ? 0.16 / height : 0.0

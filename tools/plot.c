@@ -22,6 +22,7 @@
 #include "out_path.h"
 #include "parse.h"
 #include "plot.h"
+#include "plot_series.h"
 #include "results.h"
 #include "tool.h"
 
@@ -189,13 +190,22 @@ static zb_status check_plain_path(const char *flag, const char *path) {
     return ZB_OK;
 }
 
-/* The files of one figure kind in -o DIR, by their names there. */
-static int kind_files(const zb_plot_kind *k, bool with_ref, char names[4][80]) {
+/* Measured and simulated inputs are drawn apart, never in one figure: a
+ * simulated figure's files are KIND_sim.*, and it is marked SIMULATED. */
+enum { N_ORIGINS = 2 };
+
+/* The stem of a figure's files: KIND, or KIND_sim for simulated data. */
+static void figure_stem(const zb_plot_kind *k, int origin, char *out, size_t n) {
+    snprintf(out, n, "%s%s", k->name, origin ? "_sim" : "");
+}
+
+/* The files of one figure in -o DIR, by their names there. */
+static int kind_files(const char *stem, bool with_ref, char names[4][80]) {
     int n = 0;
-    snprintf(names[n++], 80, "%s.dat", k->name);
-    if (with_ref) snprintf(names[n++], 80, "%s_ref.dat", k->name);
-    snprintf(names[n++], 80, "%s.pdf", k->name);
-    snprintf(names[n++], 80, "%s.png", k->name);
+    snprintf(names[n++], 80, "%s.dat", stem);
+    if (with_ref) snprintf(names[n++], 80, "%s_ref.dat", stem);
+    snprintf(names[n++], 80, "%s.pdf", stem);
+    snprintf(names[n++], 80, "%s.png", stem);
     return n;
 }
 
@@ -204,7 +214,7 @@ static int kind_files(const zb_plot_kind *k, bool with_ref, char names[4][80]) {
  * failed or killed run leaves DIR's earlier figures as they were. The
  * folder and each file in it are registered with cleanup.h, so SIGINT or
  * SIGTERM removes them. */
-#define STAGE_MAX 32
+#define STAGE_MAX 64
 typedef struct staging {
     char dir[PATH_N];
     int dir_slot;
@@ -303,10 +313,10 @@ static void gp_vars(char *out, size_t n, const char *data, const char *ref, cons
 /* Writes one figure's data files and draws its PDF and PNG into the
  * staging folder; the data file's rebuild lines name the final paths in
  * `dir`. */
-static zb_status draw(const zb_plot_kind *k, const zb_plot_inputs *in, zb_plot_out *o, const char *dir,
-                      const char *scripts, staging *g) {
+static zb_status draw(const zb_plot_kind *k, const char *stem, const zb_plot_inputs *in, zb_plot_out *o,
+                      const char *dir, const char *scripts, staging *g) {
     char names[4][80], script[PATH_N], final_data[PATH_N], final_ref[PATH_N];
-    int n_names = kind_files(k, o->ref != NULL, names);
+    int n_names = kind_files(stem, o->ref != NULL, names);
     snprintf(script, sizeof script, "%s%s/%s.gp", scripts[0] == '/' ? "" : "./", scripts, k->name);
     snprintf(final_data, sizeof final_data, "%s/%s", dir, names[0]);
     snprintf(final_ref, sizeof final_ref, "%s/%s", dir, names[1]);
@@ -341,11 +351,11 @@ static zb_status draw(const zb_plot_kind *k, const zb_plot_inputs *in, zb_plot_o
 }
 
 /* One line per figure drawn, once it is in DIR. */
-static void print_drawn(const zb_plot_kind *k, const zb_plot_out *o, const char *dir) {
-    printf("%-13s %s/%s.pdf %s/%s.png (data %s/%s.dat", k->name, dir, k->name, dir, k->name, dir, k->name);
-    if (o->ref) printf(", %s/%s_ref.dat", dir, k->name);
+static void print_drawn(const char *stem, const zb_plot_out *o, const char *dir) {
+    printf("%-17s %s/%s.pdf %s/%s.png (data %s/%s.dat", stem, dir, stem, dir, stem, dir, stem);
+    if (o->ref) printf(", %s/%s_ref.dat", dir, stem);
     printf(")\n");
-    if (o->note[0]) printf("%-13s note: %s\n", "", o->note);
+    if (o->note[0]) printf("%-17s note: %s\n", "", o->note);
 }
 
 static void free_out(zb_plot_out *o) {
@@ -392,22 +402,25 @@ static int parse(int argc, char **argv, plot_args *a) {
 
 /* -o DIR's files this run would write must not be its inputs, nor links,
  * folders or FIFOs (they are replaced by rename, never written through). */
-static zb_status check_outputs(const zb_plot_inputs *in, const zb_plot_out *outs, const bool *made, const char *dir,
+static zb_status check_outputs(const zb_plot_inputs *in, zb_plot_out outs[][8], bool made[][8], const char *dir,
                                bool dir_exists) {
-    zb_path_use *uses = (zb_path_use *)calloc((size_t)in->n + 4 * 8, sizeof *uses);
-    char(*paths)[PATH_N + 96] = calloc(4 * 8, sizeof *paths);
+    zb_path_use *uses = (zb_path_use *)calloc((size_t)in->n + 4 * 8 * N_ORIGINS, sizeof *uses);
+    char(*paths)[PATH_N + 96] = calloc(4 * 8 * N_ORIGINS, sizeof *paths);
     zb_status st = uses && paths ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "out of memory");
     int n = 0;
     for (int i = 0; st == ZB_OK && i < in->n; i++) uses[n++] = (zb_path_use){"input", in->files[i].path, false};
     int n_out = 0;
-    for (int k = 0; st == ZB_OK && zb_plot_kind_at(k); k++) {
-        if (!made[k]) continue;
-        char names[4][80];
-        int m = kind_files(zb_plot_kind_at(k), outs[k].ref != NULL, names);
-        for (int j = 0; j < m && st == ZB_OK; j++) {
-            snprintf(paths[n_out], sizeof paths[0], "%s/%s", dir, names[j]);
-            if (dir_exists) st = zb_out_path_check("-o", paths[n_out]);
-            uses[n++] = (zb_path_use){"-o", paths[n_out++], true};
+    for (int g = 0; g < N_ORIGINS; g++) {
+        for (int k = 0; st == ZB_OK && zb_plot_kind_at(k); k++) {
+            if (!made[g][k]) continue;
+            char names[4][80], stem[64];
+            figure_stem(zb_plot_kind_at(k), g, stem, sizeof stem);
+            int m = kind_files(stem, outs[g][k].ref != NULL, names);
+            for (int j = 0; j < m && st == ZB_OK; j++) {
+                snprintf(paths[n_out], sizeof paths[0], "%s/%s", dir, names[j]);
+                if (dir_exists) st = zb_out_path_check("-o", paths[n_out]);
+                uses[n++] = (zb_path_use){"-o", paths[n_out++], true};
+            }
         }
     }
     if (st == ZB_OK) st = zb_paths_distinct(uses, n);
@@ -429,6 +442,18 @@ static zb_status make_out_dir(const char *dir, bool *created) {
     char shown[72];
     return ZB_FAIL(ZB_ERR_INVALID, "-o '%s': cannot create it: %s", zb_results_shown_path(dir, shown),
                    strerror(errno));
+}
+
+/* The mark a simulated figure carries: what made its data. Quote-free, for
+ * the origin='...' gnuplot assignment. */
+static void sim_mark(const zb_plot_inputs *in, char *out, size_t n) {
+    char hw[48] = "";
+    for (int i = 0; i < in->n && !hw[0]; i++) {
+        const json_t *meta = json_object_get(in->files[i].doc, "meta");
+        zb_plot_gp_text(zb_plot_str(json_object_get(meta, "config"), "hw"), hw, sizeof hw);
+    }
+    if (hw[0]) snprintf(out, n, "SIMULATED (sim backend, profile %s)", hw);
+    else snprintf(out, n, "SIMULATED (sim backend)");
 }
 
 static int plot_main(int argc, char **argv) {
@@ -458,18 +483,46 @@ static int plot_main(int argc, char **argv) {
     if (st == ZB_OK) st = check_out_dir(a.out_dir, &exists);
     if (st == ZB_OK) st = zb_plot_scripts_dir(a.scripts, scripts, sizeof scripts);
     if (st == ZB_OK) st = check_plain_path("the scripts folder", scripts);
-    zb_plot_out outs[8];
+    /* The inputs by origin: measured (0) and simulated (1), each drawn on
+     * its own (a 2 ms CPU step beside a 16 s simulated one hides the CPU
+     * bars). */
+    zb_plot_inputs origin[N_ORIGINS];
+    memset(origin, 0, sizeof origin);
+    for (int g = 0; st == ZB_OK && g < N_ORIGINS; g++) {
+        origin[g].files = (zb_plot_input *)calloc((size_t)in->n + 1, sizeof(zb_plot_input));
+        origin[g].rank = in->rank;
+        origin[g].simulated = g == 1;
+        if (!origin[g].files) st = ZB_FAIL(ZB_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; st == ZB_OK && i < in->n; i++) {
+        zb_plot_inputs *o = &origin[zb_plot_is_simulated(&in->files[i]) ? 1 : 0];
+        o->files[o->n++] = in->files[i];
+    }
+    zb_plot_out outs[N_ORIGINS][8];
     memset(outs, 0, sizeof outs);
-    bool made[8] = {false};
+    bool made[N_ORIGINS][8];
+    memset(made, 0, sizeof made);
     int n_made = 0;
-    char whys[1024] = "";
-    for (int k = 0; st == ZB_OK && zb_plot_kind_at(k); k++) {
-        made[k] = kinds[k].build(in, &outs[k]);
-        if (made[k]) {
-            n_made++;
-        } else {
-            size_t used = strlen(whys);
-            snprintf(whys + used, sizeof whys - used, "%s%s: %s", used ? "; " : "", kinds[k].name, outs[k].why);
+    char whys[2048] = "";
+    for (int g = 0; st == ZB_OK && g < N_ORIGINS; g++) {
+        if (origin[g].n == 0) continue;
+        char mark[160] = "";
+        if (g == 1) sim_mark(&origin[g], mark, sizeof mark);
+        for (int k = 0; zb_plot_kind_at(k); k++) {
+            made[g][k] = kinds[k].build(&origin[g], &outs[g][k]);
+            if (made[g][k]) {
+                n_made++;
+                size_t used = strlen(outs[g][k].vars);
+                if (mark[0]) {
+                    snprintf(outs[g][k].vars + used, sizeof outs[g][k].vars - used, "%sorigin='%s'", used ? "; " : "",
+                             mark);
+                }
+            } else {
+                char stem[64];
+                figure_stem(&kinds[k], g, stem, sizeof stem);
+                size_t used = strlen(whys);
+                snprintf(whys + used, sizeof whys - used, "%s%s: %s", used ? "; " : "", stem, outs[g][k].why);
+            }
         }
     }
     if (st == ZB_OK && n_made == 0) {
@@ -486,15 +539,26 @@ static int plot_main(int argc, char **argv) {
         rc = 1;
     }
     if (rc < 0 && (st = stage_open(g, a.out_dir)) != ZB_OK) rc = 1;
-    for (int k = 0; rc < 0 && zb_plot_kind_at(k); k++) {
-        if (made[k] && (st = draw(&kinds[k], in, &outs[k], a.out_dir, scripts, g)) != ZB_OK) rc = 1;
+    for (int o = 0; o < N_ORIGINS; o++) {
+        for (int k = 0; rc < 0 && zb_plot_kind_at(k); k++) {
+            char stem[64];
+            figure_stem(&kinds[k], o, stem, sizeof stem);
+            if (made[o][k] && (st = draw(&kinds[k], stem, &origin[o], &outs[o][k], a.out_dir, scripts, g)) != ZB_OK) {
+                rc = 1;
+            }
+        }
     }
     if (rc < 0 && (st = stage_commit(g, a.out_dir)) != ZB_OK) rc = 1;
     if (rc < 0) {
         rc = 0;
         for (int k = 0; zb_plot_kind_at(k); k++) {
-            if (made[k]) print_drawn(&kinds[k], &outs[k], a.out_dir);
-            else printf("%-13s not drawn: %s\n", kinds[k].name, outs[k].why);
+            for (int o = 0; o < N_ORIGINS; o++) {
+                if (origin[o].n == 0) continue;
+                char stem[64];
+                figure_stem(&kinds[k], o, stem, sizeof stem);
+                if (made[o][k]) print_drawn(stem, &outs[o][k], a.out_dir);
+                else printf("%-17s not drawn: %s\n", stem, outs[o][k].why);
+            }
         }
     }
     if (rc != 0) {
@@ -504,7 +568,10 @@ static int plot_main(int argc, char **argv) {
         if (created) rmdir(a.out_dir);
     }
     free(g);
-    for (int k = 0; k < 8; k++) free_out(&outs[k]);
+    for (int o = 0; o < N_ORIGINS; o++) {
+        for (int k = 0; k < 8; k++) free_out(&outs[o][k]);
+        free(origin[o].files);
+    }
     for (int i = 0; i < in->n; i++) json_decref(in->files[i].doc);
     free(in->files);
     return rc;

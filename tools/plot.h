@@ -35,6 +35,7 @@ typedef struct zb_plot_inputs {
     zb_plot_input *files;
     int n;
     int rank; /* --rank: the timeline's rank */
+    bool simulated; /* the files hold simulated data (plot draws them apart) */
 } zb_plot_inputs;
 
 /* What a figure builder produces. `data` is the data file's text, `ref` the

@@ -269,8 +269,35 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
     return true;
 }
 
+/* Series by their configuration's place in the fixed order (kept in the
+ * series' file field while sorting), then by label. */
+static int by_config(const void *a, const void *b) {
+    const zb_plot_series *x = (const zb_plot_series *)a, *y = (const zb_plot_series *)b;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return strcmp(x->label, y->label);
+}
+
 bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
     zb_plot_series_set set = {0};
+    /* What the series' labels need besides the configuration: the model
+     * and the backends where they differ. */
+    char model0[96] = "", backend0[80] = "";
+    bool first = true, models_vary = false, backends_vary = false;
+    for (int i = 0; i < in->n; i++) {
+        char backend[80];
+        zb_plot_backend(&in->files[i], backend, sizeof backend);
+        for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
+            const json_t *r = zb_plot_run(&in->files[i], j);
+            if (!zb_plot_is_step_run(r)) continue;
+            if (first) {
+                snprintf(model0, sizeof model0, "%s", zb_plot_str(r, "model"));
+                snprintf(backend0, sizeof backend0, "%s", backend);
+                first = false;
+            }
+            models_vary |= strcmp(model0, zb_plot_str(r, "model")) != 0;
+            backends_vary |= strcmp(backend0, backend) != 0;
+        }
+    }
     for (int i = 0; i < in->n; i++) {
         char backend[80];
         zb_plot_backend(&in->files[i], backend, sizeof backend);
@@ -278,11 +305,13 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
             const json_t *r = zb_plot_run(&in->files[i], j);
             double ranks = zb_plot_num(r, "ranks"), t = zb_plot_metric(r, "step_time_ms");
             if (!zb_plot_is_step_run(r) || !(ranks > 0) || !isfinite(t)) continue;
-            char label[160];
-            snprintf(label, sizeof label, "%s, stage %d, %s, %s", zb_plot_str(r, "mode"), zb_plot_int(r, "stage", -1),
-                     zb_plot_str(r, "model"), backend);
-            /* One series over every input: -1 as the file. */
-            zb_plot_series_add(&set, zb_plot_series_get(&set, label, -1),
+            char label[160], config[48];
+            int code = zb_plot_config(r, config, sizeof config);
+            snprintf(label, sizeof label, "%s%s%s%s%s", config, models_vary ? ", " : "",
+                     models_vary ? zb_plot_str(r, "model") : "", backends_vary ? ", " : "", backends_vary ? backend : "");
+            /* One series over every input; its file field holds the
+             * configuration's code until the series are sorted by it. */
+            zb_plot_series_add(&set, zb_plot_series_get(&set, label, code),
                                (zb_plot_point){ranks, t, zb_plot_metric(r, "tokens_per_s"), zb_plot_num(r, "nodes")});
         }
     }
@@ -298,10 +327,31 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
         zb_plot_series_free(&set);
         return fail(out, oom ? "out of memory" : "no step runs of one configuration at two or more rank counts");
     }
+    /* The fixed order, and each configuration's line type (style.gp: 1
+     * ZeRO-3 prefetch, 2 ZeRO-3 sync, 3 ZeRO-2, ...), the same in every
+     * figure; a second series of one configuration takes the next free one. */
+    qsort(set.s, (size_t)set.n, sizeof *set.s, by_config);
+    static const int lt_of[ZB_PLOT_CONFIG_CODES] = {8, 8, 8, 6, 5, 8, 4, 3, 8, 2, 1, 7};
+    bool used[9] = {false};
+    char lts[sizeof out->vars / 2] = "";
+    for (int i = 0; i < set.n; i++) {
+        int lt = set.s[i].file >= 0 && set.s[i].file < ZB_PLOT_CONFIG_CODES ? lt_of[set.s[i].file] : 8;
+        for (int tries = 0; used[lt] && tries < 8; tries++) lt = lt % 8 + 1;
+        used[lt] = true;
+        size_t len = strlen(lts);
+        if (len + 4 < sizeof lts) snprintf(lts + len, sizeof lts - len, "%s%d", i ? " " : "", lt);
+    }
+    /* The model (and backends) every series shares, as the legend's title. */
+    char what[128], safe[128];
+    snprintf(what, sizeof what, "%s%s%s", models_vary ? "" : model0, !models_vary && !backends_vary ? ", " : "",
+             backends_vary ? "" : backend0);
+    zb_plot_gp_text(what, safe, sizeof safe);
+    snprintf(out->vars, sizeof out->vars, "lts='%s'; what='%s'", lts, safe);
     const char *const cols[] = {"ranks", "", "tokens_per_s", "nodes"};
     return write_rank_series(&set, in, out,
                              "# step time (ms, median over steps) and tokens/s (all ranks) per number of ranks, one "
-                             "block per mode, stage, model and backend; column 4: nodes\n", cols);
+                             "block per configuration (and model and backend where they differ); column 4: nodes\n",
+                             cols);
 }
 
 /* Points by size (c3), then ranks (x); by_ranks: by ranks alone. */

@@ -6,6 +6,7 @@
 
 #include "plot_series.h"
 #include "report.h"
+#include "run_identity.h"
 
 bool zb_plot_text_open(zb_plot_text *t) {
     t->buf = NULL;
@@ -75,6 +76,141 @@ size_t zb_plot_n_runs(const zb_plot_input *f) {
 
 const json_t *zb_plot_run(const zb_plot_input *f, size_t i) {
     return json_array_get(json_object_get(f->doc, "runs"), i);
+}
+
+bool zb_plot_is_simulated(const zb_plot_input *f) {
+    if (f->is_trace) return zb_run_is_simulated(json_object_get(f->doc, "otherData"));
+    if (zb_run_is_simulated(json_object_get(f->doc, "meta"))) return true;
+    for (size_t i = 0; i < zb_plot_n_runs(f); i++) {
+        if (zb_run_is_simulated(zb_plot_run(f, i))) return true;
+    }
+    return false;
+}
+
+int zb_plot_config(const json_t *run, char *out, size_t n) {
+    int stage = zb_plot_int(run, "stage", 3);
+    if (stage < 0 || stage > 3) stage = 3;
+    const char *mode = zb_plot_str(run, "mode");
+    int kind = !strcmp(mode, "sync") ? 0 : !strcmp(mode, "prefetch") ? 1 : 2;
+    char name[16];
+    if (stage == 0) snprintf(name, sizeof name, "DDP");
+    else snprintf(name, sizeof name, "ZeRO-%d", stage);
+    if (stage == 3 || kind == 0) snprintf(out, n, "%s %s", name, kind == 0 ? "sync" : mode);
+    else if (kind == 1) snprintf(out, n, "%s", name);
+    else snprintf(out, n, "%s %s", name, mode);
+    return 3 * stage + kind;
+}
+
+/* UTF-8 characters in the first `len` bytes of s. */
+static int chars_of(const char *s, size_t len) {
+    int c = 0;
+    for (size_t i = 0; i < len; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* The bytes of s's first `chars` UTF-8 characters (at most len). */
+static size_t bytes_of(const char *s, size_t len, int chars) {
+    size_t i = 0;
+    for (int c = 0; i < len; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == chars) break;
+    }
+    return i;
+}
+
+/* Appends len bytes of s to out (n bytes, used so far *k), a backslash
+ * becoming '/' so that no \n of the input adds a line. */
+static void put_bytes(char *out, size_t n, size_t *k, const char *s, size_t len) {
+    for (size_t i = 0; i < len && *k + 1 < n; i++) out[(*k)++] = s[i] == '\\' ? '/' : s[i];
+    out[*k] = '\0';
+}
+
+void zb_plot_cut(const char *s, int max_chars, char *out, size_t n) {
+    size_t k = 0, len = strlen(s);
+    if (n == 0) return;
+    out[0] = '\0';
+    if (chars_of(s, len) <= max_chars) {
+        put_bytes(out, n, &k, s, len);
+        return;
+    }
+    int keep = max_chars > 3 ? max_chars - 3 : max_chars;
+    put_bytes(out, n, &k, s, bytes_of(s, len, keep));
+    if (max_chars > 3) put_bytes(out, n, &k, "...", 3);
+}
+
+void zb_plot_wrap(const char *s, int width, int max_lines, char *out, size_t n) {
+    size_t k = 0;
+    if (n == 0) return;
+    out[0] = '\0';
+    if (width < 1) width = 1;
+    if (max_lines < 1) max_lines = 1;
+    int line = 0, col = 0; /* the current line and its length */
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        const char *w = p;
+        while (*p && *p != ' ') p++;
+        size_t wlen = (size_t)(p - w);
+        int wchars = chars_of(w, wlen);
+        /* A word after ", " starts a part ("2 ranks"): it joins the line
+         * only when the whole part does, so lines break between parts. */
+        int need = wchars;
+        if (w > s + 1 && w[-1] == ' ' && w[-2] == ',') {
+            const char *e = strstr(w, ", ");
+            size_t plen = e ? (size_t)(e - w) + 1 : strlen(w);
+            int pchars = chars_of(w, plen);
+            if (pchars <= width) need = pchars;
+        }
+        bool fits = col == 0 ? wchars <= width : col + 1 + need <= width;
+        if (!fits && col > 0) { /* a new line, or the end */
+            if (line + 1 == max_lines) { /* no line left: "..." ends the last one */
+                size_t start = k;
+                while (start > 0 && !(start >= 2 && out[start - 2] == '\\' && out[start - 1] == 'n')) start--;
+                int have = chars_of(out + start, k - start);
+                if (have + 3 > width) {
+                    k = start + bytes_of(out + start, k - start, width > 3 ? width - 3 : 0);
+                }
+                if (k > start && out[k - 1] == ',') k--;
+                out[k] = '\0';
+                put_bytes(out, n, &k, width >= 3 ? "..." : "", width >= 3 ? 3 : 0);
+                return;
+            }
+            if (k > 0 && out[k - 1] == ',') k--; /* a comma ending a line goes */
+            out[k] = '\0';
+            if (k + 3 > n) return;
+            out[k++] = '\\'; /* the line break, the one backslash the result holds */
+            out[k++] = 'n';
+            out[k] = '\0';
+            line++;
+            col = 0;
+        }
+        if (col > 0) {
+            put_bytes(out, n, &k, " ", 1);
+            col++;
+        }
+        if (wchars > width) { /* cut to width - 1 characters and a '.' */
+            put_bytes(out, n, &k, w, bytes_of(w, wlen, width > 1 ? width - 1 : 1));
+            if (width > 1) put_bytes(out, n, &k, ".", 1);
+            col = width;
+        } else {
+            put_bytes(out, n, &k, w, wlen);
+            col += wchars;
+        }
+    }
+}
+
+void zb_plot_gp_text(const char *s, char *out, size_t n) {
+    size_t k = 0;
+    if (n == 0) return;
+    for (; *s && k + 1 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        out[k++] = (c < 0x20 || c == 0x7f || c == '\'' || c == '"' || c == '\\' || c == '`') ? ' ' : (char)c;
+    }
+    if (*s) { /* cut: a character cut in two goes whole */
+        while (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0x80) k--;
+        if (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0xC0) k--;
+    }
+    out[k] = '\0';
 }
 
 /* ---- the (file, label) index ------------------------------------------- */
@@ -217,6 +353,12 @@ void zb_plot_series_finish(zb_plot_series_set *set, const zb_plot_inputs *in) {
         snprintf(set->s[i].label + used, sizeof set->s[i].label - used, " (%s)", base ? base + 1 : path);
     }
     free(shared);
+    /* A legend entry longer than this would run past a column's width. */
+    for (int i = 0; i < set->n; i++) {
+        char cut[sizeof set->s[i].label];
+        zb_plot_cut(set->s[i].label, ZB_PLOT_LEGEND_CHARS, cut, sizeof cut);
+        memcpy(set->s[i].label, cut, sizeof cut);
+    }
 }
 
 void zb_plot_series_write(const zb_plot_series_set *set, FILE *f, const char *const *cols, int n_cols) {

@@ -257,8 +257,10 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
         for (int s = 0; s < n_streams[k]; s++) {
             char label[96];
             snprintf(label, sizeof label, "%s %s", w[k].mode, stream_name(ev, rank_pid, streams[k][s]));
+            char cut[96]; /* the rows' labels share the left margin */
+            zb_plot_cut(label, 24, cut, sizeof cut);
             fprintf(t.f, "%d ", y--);
-            zb_plot_put_str(t.f, label);
+            zb_plot_put_str(t.f, cut);
             fputc('\n', t.f);
         }
     }
@@ -282,8 +284,13 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
         if (w[k].step >= 0) snprintf(title + used, sizeof title - used, "%s %s step %d", k ? "," : "", w[k].mode, w[k].step);
         else snprintf(title + used, sizeof title - used, "%s last %s step", k ? "," : "", w[k].mode);
     }
-    for (char *c = title; *c; c++) *c = (*c == '\'' || *c == '"' || (unsigned char)*c < 0x20) ? ' ' : *c;
-    snprintf(out->vars, sizeof out->vars, "rows=%d; title='%s'", n_rows, title);
+    char cut[160], safe[160]; /* one line across the figure */
+    zb_plot_cut(title, 72, cut, sizeof cut);
+    zb_plot_gp_text(cut, safe, sizeof safe);
+    /* Seconds on the axis for steps past 2 s: five-digit ms labels collide. */
+    double longest = 0;
+    for (int k = 0; k < nw; k++) longest = fmax(longest, (w[k].t1_us - w[k].t0_us) / 1e3);
+    snprintf(out->vars, sizeof out->vars, "rows=%d; title='%s'; xunit='%s'", n_rows, safe, longest > 2000 ? "s" : "ms");
     if (!marked) snprintf(out->note, sizeof out->note, "the trace has no step slices: steps found by their records' labels");
     return true;
 }
