@@ -48,10 +48,17 @@ nice(x) = (x <= 0 ? 1 : (ex = 10**floor(log10(x)), fr = x / ex, (fr <= 1 ? 1 : f
 do for [p=0:panels-1] {
     c = 5 + 4 * p
     undefine STATS_max
+    # stats skips points outside the current range: reset what the panel
+    # before set (an empty panel's [0:1] would hide an MFU of 9 %).
+    set yrange [0:*]
     stats data using (valid(c + 2) && column(c + 2) > column(c) ? column(c + 2) : column(c)) nooutput
     # A panel with nothing measured (overlap on one rank): an empty 0-1 axis.
-    set ytics nice(exists("STATS_max") ? STATS_max / 3 : 0.3)
-    if (exists("STATS_max")) { set yrange [0:*] } else { set yrange [0:1] }
+    tic = nice(exists("STATS_max") ? STATS_max / 3 : 0.3)
+    set ytics tic
+    # Up to the tic at or above the highest bar or whisker end (autoscale
+    # leaves a whisker's end out).
+    if (exists("STATS_max") && STATS_max > 0) { set yrange [0:ceil(STATS_max / tic) * tic] } else { set yrange [0:1] }
+    if (!exists("STATS_max")) { set label 4 'not measured' at graph 0.5, graph 0.5 center font ',6' }
     set ylabel (p == 0 ? 'step time (ms)' : p == 1 ? 'overlap (%)' : 'MFU (%)')
     cmd = "plot data using 2:(NaN)" . (p < panels - 1 ? "" : ":xtic(3)") . " notitle"
     do for [w=1:words(configs)] {
@@ -67,5 +74,6 @@ do for [p=0:panels-1] {
     unset label 1
     unset label 2
     unset label 3
+    unset label 4
 }
 unset multiplot

@@ -243,6 +243,8 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
     fputs("\"x\" \"group_x\" \"group\" \"config\" \"step_ms\" \"step_lo\" \"step_hi\" \"step_ref\" \"overlap_pct\" "
           "\"overlap_lo\" \"overlap_hi\" \"overlap_ref\" \"mfu_pct\" \"mfu_lo\" \"mfu_hi\" \"mfu_ref\" \"ref_x0\"\n", t.f);
     int paired = 0, unpaired = 0, any_mfu = 0, glines = 1;
+    double level = NAN; /* the paired intervals' confidence (NaN: they differ) */
+    bool first_level = true;
     for (int i = 0; i < n; i++) {
         const json_t *r = s[i].run;
         const json_t *pm = json_object_get(json_object_get(r, "metrics"), "paired");
@@ -256,17 +258,25 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
         v[8] = mfu;
         const step_run *sync = s[i].code % 3 == 1 && isfinite(lo) && isfinite(hi) ? partner(s, n, &s[i]) : NULL;
         double ts = sync ? zb_plot_metric(sync->run, "step_time_ms") : NAN;
-        if (sync && isfinite(ts) && ts + lo > 0) {
+        /* A low end below 0 (a noisy sync step: prefetch - sync < -sync) is
+         * kept as it is: the axis starts at 0, so gnuplot draws the whisker
+         * down to the axis. */
+        if (sync && isfinite(ts)) {
             v[1] = ts + lo;
             v[2] = ts + hi;
             v[3] = ts;
             double ms = zb_plot_metric(sync->run, "mfu_pct");
-            if (isfinite(ms)) { /* MFU = k / T: the same interval, its ends swapped */
+            /* MFU = k / T: the same interval, its ends swapped; unbounded
+             * above (no whisker) when the step's low end reaches 0. */
+            if (isfinite(ms) && ts + lo > 0) {
                 v[9] = ms * ts / (ts + hi);
                 v[10] = ms * ts / (ts + lo);
                 v[11] = ms;
             }
             v[12] = bar_x(&l, sync);
+            double lv = zb_plot_num(pm, "ci_level");
+            level = first_level || lv == level ? lv : NAN;
+            first_level = false;
             paired++;
         } else if (s[i].code % 3 == 1) {
             unpaired++;
@@ -288,7 +298,9 @@ bool zb_plot_build_steps(const zb_plot_inputs *in, zb_plot_out *out) {
     /* Two short lines: they are printed under a figure one column wide. */
     char note1[128], note2[128] = "";
     if (paired) {
-        snprintf(note1, sizeof note1, "whisker: sync + the paired 95%% interval of prefetch - sync");
+        char conf[16] = "";
+        if (isfinite(level) && level > 0 && level < 1) snprintf(conf, sizeof conf, "%.1f%% ", 100 * level);
+        snprintf(note1, sizeof note1, "whisker: sync + the paired %sinterval of prefetch - sync", conf);
         snprintf(note2, sizeof note2, "crossing the dash (the sync median) = not significant%s",
                  unpaired ? "; none: unpaired" : "");
     } else if (in->simulated) {

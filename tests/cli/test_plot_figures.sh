@@ -37,7 +37,16 @@ r = json.load(open(f"{d}/sim.json"))
 for i, run in enumerate(r["runs"]):
     run["model"] = "an_untrusted_model_name_" + "x" * 60 + " with words and a \\n backslash %d" % (i // 2)
 json.dump(r, open(f"{d}/long.json", "w"))
+# A noisy sync step: the interval's low end below -sync (the whisker would
+# end below 0).
+c = json.load(open(f"{d}/cpu.json"))
+t = [x for x in c["runs"] if x["mode"] == "sync"][0]["metrics"]["step_time_ms"]
+p = [x for x in c["runs"] if x["mode"] == "prefetch"][0]["metrics"]["paired"]
+p["step_diff_lo_ms"], p["step_diff_hi_ms"], p["step_diff_significant"] = -2 * t, 0.5 * t, False
+json.dump(c, open(f"{d}/noisy.json", "w"))
 PY
+"$ZB" plot "$tmp/noisy.json" -o "$tmp/noisy" >"$tmp/noisy.out" 2>&1 || { echo "FAIL: plot noisy"; show "$tmp/noisy.out"; fail=1; }
+check test -s "$tmp/noisy/steps.png"
 "$ZB" plot "$tmp/cpu.json" "$tmp/sim.json" -o "$tmp/f" >"$tmp/plot.out" 2>"$tmp/plot.err"
 check test $? -eq 0
 "$ZB" plot "$tmp/long.json" -o "$tmp/long" >"$tmp/long.out" 2>"$tmp/long.err"
@@ -99,9 +108,18 @@ if p["step_diff_lo_ms"] is not None:
     check(abs(col(row, "step_lo") - (t + p["step_diff_lo_ms"])) < 1e-9 and
           abs(col(row, "step_hi") - (t + p["step_diff_hi_ms"])) < 1e-9, f"whisker {row[5:7]} = sync + [lo, hi]")
     check(abs(col(row, "step_ref") - t) < 1e-12, "the dash at sync's median")
+    check(f"paired {100 * p['ci_level']:.1f}% interval" in rebuild(f"{d}/f/steps.dat"), "the note gives the interval's level")
     crosses = col(row, "step_lo") <= t <= col(row, "step_hi")
     check(crosses == (not p["step_diff_significant"]), "the whisker crosses the dash exactly when not significant")
     check(abs(col(row, "ref_x0") - float(srow[0])) < 1e-9, "the dash starts at the sync bar")
+# The noisy one: the whisker as measured (below 0, drawn to the axis); MFU
+# unbounded above, so no MFU whisker.
+n = rows(f"{d}/noisy/steps.dat")
+nrow = [r for r in n[1:] if r[h.index("config")] == "10"][0]
+t = sync["step_time_ms"]
+check(abs(float(nrow[h.index("step_lo")]) - (-t)) < 1e-9 and abs(float(nrow[h.index("step_hi")]) - 1.5 * t) < 1e-9,
+      f"noisy whisker {nrow[5:7]} = sync + [-2, 0.5] sync")
+check(nrow[h.index("mfu_lo")] == "NaN" and nrow[h.index("mfu_hi")] == "NaN", "no MFU whisker when unbounded")
 check(all(r[h.index("step_lo")] == "NaN" for r in ss[1:]), "no whiskers on simulated steps")
 check(re.search(r"note='no whiskers: simulated", rebuild(f"{d}/f/steps_sim.dat")), "the sim figure's note says why")
 # Memory: MiB for the tiny model's KiB (the step table's unit), GiB when a

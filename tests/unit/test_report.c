@@ -212,7 +212,9 @@ static void test_write_csv(void) {
                                  "pairs");
     ZB_CHECK_OK(zb_report_csv_declare(r, skeleton));
     json_decref(skeleton);
-    ZB_CHECK(zb_report_csv_declare(r, json_integer(1)) == ZB_ERR_INVALID);
+    json_t *not_object = json_integer(1);
+    ZB_CHECK(zb_report_csv_declare(r, not_object) == ZB_ERR_INVALID);
+    json_decref(not_object);
     zb_report_add_run(r, json_pack("{s:i, s:[{s:i}], s:[], s:[i], s:{s:f, s:{s:[f]}}, s:b}", "ranks", 2, "per_rank",
                                    "rank", 0, "stragglers", "dims", 4, "metrics", "overlap_worst_pct", 42.0,
                                    "samples", "overlap_pct", 1.0, "fits", 1));
