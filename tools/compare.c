@@ -326,6 +326,7 @@ void zb_compare_follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row)
 void zb_compare_count(zb_cmp_result *r, const zb_cmp_row *row) {
     r->n_tested += row->basis == ZB_BASIS_TEST;
     r->n_rule += row->basis == ZB_BASIS_RULE && row->verdict != ZB_VERDICT_NOT_MEASURED;
+    r->n_reruns += row->basis == ZB_BASIS_RERUNS;
     r->n_not_comparable += row->verdict == ZB_VERDICT_NOT_COMPARABLE;
     r->n_not_comparable_env += row->verdict == ZB_VERDICT_NOT_COMPARABLE_ENV;
     r->n_regressions += row->verdict == ZB_VERDICT_REGRESSION;

@@ -35,7 +35,8 @@ enum { ZB_CMP_EXIT_PASS = 0, ZB_CMP_EXIT_REGRESSION = 1, ZB_CMP_EXIT_INPUT = 2, 
 typedef enum zb_cmp_basis {
     ZB_BASIS_RULE = 0, /* no samples on both sides: tolerance and the min-max spread (noise) */
     ZB_BASIS_TEST,     /* both runs' samples: the two-sample test and the tolerance */
-    ZB_BASIS_SOURCE    /* a derived metric: its source metric's verdict (metric_table.h) */
+    ZB_BASIS_SOURCE,   /* a derived metric: its source metric's verdict (metric_table.h) */
+    ZB_BASIS_RERUNS    /* 3+ base runs: the prediction bound of a rerun (rerun.h) and the tolerance */
 } zb_cmp_basis;
 
 const char *zb_verdict_name(zb_verdict v);
@@ -61,7 +62,16 @@ typedef struct zb_cmp_row {
      * the base value itself otherwise. */
     size_t n_base_runs;
     double base_lo, base_hi;
+    /* ZB_BASIS_RERUNS: the base runs' spread (% on the log scale, else the
+     * metric's units), the one-sided 95 % bounds a rerun stays inside, the
+     * smallest change caught in 95 % of runs (same units as the spread) and
+     * the base runs that would bring it to the tolerance (0: no number up
+     * to ZB_CMP_MAX_RUNS_NEEDED does). */
+    double rerun_spread, rerun_lo, rerun_hi, detectable;
+    size_t runs_needed;
 } zb_cmp_row;
+
+#define ZB_CMP_MAX_RUNS_NEEDED 50
 
 typedef struct zb_cmp_pair {
     const json_t *base_run, *new_run; /* borrowed from the loaded documents (several bases: the first) */
@@ -84,6 +94,7 @@ typedef struct zb_cmp_result {
     size_t n_bases;              /* base files (1: the two-file form) */
     size_t n_bases_left_out;     /* of them, left out for their environment */
     size_t n_tested, n_rule; /* rows judged by the two-sample test / by today's rule (no samples) */
+    size_t n_reruns;         /* rows judged by the prediction bound over 3+ base runs */
     char peak_note[640]; /* the first pair whose peaks differ, both named; "" none */
     /* One line per environment difference (compare_env.c), in order; more than
      * ZB_CMP_MAX_ENV_LINES are counted in n_env_more. */
@@ -154,9 +165,15 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
                            const json_t *new_doc, const zb_cmp_tolerance *tol, int n_tol, zb_cmp_result *r);
 
 /* Judges metric m of NEW against k base runs' metrics objects. Base is the
- * median of their figures and the change is NEW's against it; the base
- * runs' range of figures, widened by the tolerance on each side, is what a
- * rerun may give. Worse than the widened range is a regression when the
+ * median of their figures and the change is NEW's against it. Three or
+ * more base runs with the metric (ZB_BASIS_RERUNS): what a rerun may give
+ * is the one-sided 95 % prediction bound over their figures (rerun.h); a
+ * regression is worse than the bound and than the tolerance, better the
+ * same on the other side, a change worse than the tolerance inside the
+ * bound noise, else ok; the row carries the spread, the bounds, the
+ * smallest detectable change and the base runs that would detect the
+ * tolerance. Two: the base runs' range of figures, widened by the
+ * tolerance on each side; worse than it is a regression when the
  * two-sample test (the base runs' samples pooled against NEW's) finds NEW
  * worse at 5 %, or, without samples, outright; beyond it with the test not
  * finding it: ZB_VERDICT_UNDETECTED; better than the widened range (and the

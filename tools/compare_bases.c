@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "rerun.h"
 #include "results.h"
 #include "run_identity.h"
 #include "twosample.h"
@@ -47,6 +48,31 @@ static void widened(const zb_metric_def *m, double tol, double lo, double hi, do
     *hi_w = m->absolute ? hi + tol : hi + fabs(hi) * tol / 100.0;
 }
 
+/* Three or more base runs: NEW against the prediction bound of a rerun
+ * (rerun.h) on its worse and better side, and the tolerance: a regression
+ * is worse than both. The steps' samples are not pooled: a run's steps
+ * move together, so pooled they call every rerun different. False when
+ * the bound is undefined (a figure <= 0 on the log scale). */
+static bool judge_by_reruns(const zb_metric_def *m, double tol, const double *v, size_t k, double worse,
+                            zb_cmp_row *row) {
+    zb_rerun_bound b = zb_rerun_bound_of(v, k, !m->absolute);
+    if (!b.defined) return false;
+    bool lower = m->better == ZB_BETTER_LOWER;
+    double n = row->new_value;
+    row->basis = ZB_BASIS_RERUNS;
+    row->rerun_spread = m->absolute ? b.spread : 100.0 * (exp(b.spread) - 1.0);
+    row->rerun_lo = b.lo;
+    row->rerun_hi = b.hi;
+    row->detectable = b.detectable;
+    row->runs_needed = zb_rerun_runs_for(b.spread, tol, !m->absolute, ZB_CMP_MAX_RUNS_NEEDED);
+    bool beyond_worse = lower ? n > b.hi : n < b.lo, beyond_better = lower ? n < b.lo : n > b.hi;
+    row->verdict = beyond_worse && worse > tol     ? ZB_VERDICT_REGRESSION
+                   : beyond_better && -worse > tol ? ZB_VERDICT_BETTER
+                   : worse > tol                   ? ZB_VERDICT_NOISE
+                                                   : ZB_VERDICT_OK;
+    return true;
+}
+
 void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *const *bm, size_t k,
                             const json_t *nm, zb_cmp_row *row) {
     double *v = (double *)malloc((k ? k : 1) * sizeof *v);
@@ -70,8 +96,10 @@ void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *co
     row->base = with % 2 ? v[with / 2] : 0.5 * (v[with / 2 - 1] + v[with / 2]);
     row->base_lo = v[0];
     row->base_hi = v[with - 1];
-    free(v);
-    if (!row->have_new) return;
+    if (!row->have_new) {
+        free(v);
+        return;
+    }
     double n = row->new_value, lo_w, hi_w;
     zb_compare_delta(m, row->base, n, row);
     row->new_has_spread = zb_metric_spread(nm, m->key, n, &row->new_lo, &row->new_hi);
@@ -79,6 +107,11 @@ void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *co
     widened(m, tol, row->base_lo, row->base_hi, &lo_w, &hi_w);
     bool lower = m->better == ZB_BETTER_LOWER;
     bool beyond_worse = lower ? n > hi_w : n < lo_w, beyond_better = lower ? n < lo_w : n > hi_w;
+    if (with >= ZB_RERUN_MIN_K && judge_by_reruns(m, tol, v, with, worse, row)) {
+        free(v);
+        return;
+    }
+    free(v);
     double *sb = NULL, *sn = NULL;
     row->n_base_samples = pooled_samples(bm, k, m->key, &sb);
     row->n_new_samples = zb_metric_samples(nm, m->key, &sn);

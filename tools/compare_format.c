@@ -87,6 +87,12 @@ static void fmt_basis(const zb_cmp_row *r, char *out, size_t n) {
     if (r->verdict == ZB_VERDICT_NOT_MEASURED) used = (size_t)snprintf(out, n, "-");
     else if (r->basis == ZB_BASIS_SOURCE) used = (size_t)snprintf(out, n, "as %s", r->m->derived_from);
     else if (r->basis == ZB_BASIS_RULE) used = (size_t)snprintf(out, n, "rule (no samples)");
+    else if (r->basis == ZB_BASIS_RERUNS) {
+        const char *u = r->m->absolute ? r->m->unit : "%";
+        snprintf(out, n, "%zu base runs, spread %.3g %s, rerun bound %.6g..%.6g, detects >= %.3g %s", r->n_base_runs,
+                 r->rerun_spread, u, r->rerun_lo, r->rerun_hi, r->detectable, u);
+        return;
+    }
     else if (isfinite(r->ratio_lo)) {
         used = (size_t)snprintf(out, n, "U p=%.2g, x%.3f [%.3f, %.3f], n %zu/%zu", r->p, r->ratio, r->ratio_lo,
                                 r->ratio_hi, r->n_base_samples, r->n_new_samples);
@@ -108,6 +114,31 @@ static void summary_line(const zb_cmp_result *r, sbuf *b) {
     if (r->n_bases > 1) sb_printf(b, "; %zu base files", r->n_bases);
     if (r->n_bases_left_out) sb_printf(b, ", %zu left out (environment)", r->n_bases_left_out);
     sb_printf(b, "; %zu judged by the samples' test, %zu by the rule (no samples)", r->n_tested, r->n_rule);
+    if (r->n_reruns) sb_printf(b, ", %zu by the spread between base runs", r->n_reruns);
+}
+
+/* Where the base runs vary too much for the gate to catch a change of the
+ * tolerance: one line per metric (its widest row), what it can detect and
+ * what would help. */
+static void noise_lines(const zb_cmp_result *r, sbuf *b) {
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const zb_cmp_row *row = &r->rows[i];
+        if (row->basis != ZB_BASIS_RERUNS || !(row->detectable > row->tolerance)) continue;
+        bool shown = true; /* the widest row of its metric, the first of equals */
+        for (size_t j = 0; j < r->n_rows && shown; j++) {
+            const zb_cmp_row *o = &r->rows[j];
+            if (j == i || o->basis != ZB_BASIS_RERUNS || o->m != row->m || !(o->detectable > o->tolerance)) continue;
+            shown = !(o->detectable > row->detectable || (o->detectable == row->detectable && j < i));
+        }
+        if (!shown) continue;
+        const char *u = row->m->absolute ? row->m->unit : "%";
+        sb_printf(b, "# noise too large for %s: the %zu base runs vary by %.3g %s, so at 5 %% false alarms only a "
+                     "change of %.3g %s or more is caught in 95 %% of runs, not the %g %s tolerance; ",
+                  row->m->key, row->n_base_runs, row->rerun_spread, u, row->detectable, u, row->tolerance, u);
+        if (row->runs_needed) sb_printf(b, "%zu base runs would catch it\n", row->runs_needed);
+        else sb_printf(b, "no number of base runs catches it at this spread: steadier runs (more steps, a quieter "
+                          "machine) or a wider tolerance\n");
+    }
 }
 
 static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
@@ -120,9 +151,11 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
                      "than it but inside a run's min-max spread)\n", r->n_rule);
     }
     if (r->n_bases > 1) {
-        sb_printf(b, "# %zu base files: base is the median of the base runs' figures; a regression is worse than "
-                     "their range widened by the tolerance, with the test (their samples pooled) finding it; noise: "
-                     "worse than the tolerance, inside the widened range\n", r->n_bases);
+        sb_printf(b, "# %zu base files: base is the median of the base runs' figures; from 3 base runs a regression "
+                     "is worse than both the tolerance and the 95 %% bound a rerun of the base stays inside (their "
+                     "figures' mean and spread, Student's t); with 2, worse than their range widened by the "
+                     "tolerance, with the test (their samples pooled) finding it; noise: worse than the tolerance, "
+                     "inside the bound or range\n", r->n_bases);
     }
     /* Said before the table: what its MFU and times rest on differs. */
     if (r->peak_note[0]) sb_printf(b, "# %s\n", r->peak_note);
@@ -170,6 +203,7 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
     zb_table_free(t);
     for (size_t i = 0; i < r->n_only_base; i++) sb_printf(b, "# only in BASE: %s\n", r->only_base[i]);
     for (size_t i = 0; i < r->n_only_new; i++) sb_printf(b, "# only in NEW: %s\n", r->only_new[i]);
+    noise_lines(r, b);
     sb_printf(b, "# ");
     summary_line(r, b);
     sb_printf(b, "\n");

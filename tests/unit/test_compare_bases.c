@@ -40,21 +40,61 @@ static zb_verdict judge(const double *base_ms, size_t k, double new_ms, bool sam
 }
 
 static void test_judge(void) {
-    const double base[] = {10.0, 11.0, 12.0};
+    const double base[] = {10.0, 11.0, 12.0}, two[] = {10.0, 12.0};
     zb_cmp_row r;
-    /* inside the range: ok; worse than the tolerance but inside the widened range: noise */
+    /* Three base runs: the rerun bound over their figures (rerun.h:
+     * 8.066..14.919 for {10, 11, 12}), samples or not; inside it, worse
+     * than the tolerance is noise. */
     ZB_CHECK(judge(base, 3, 11.2, true, &r) == ZB_VERDICT_OK && r.n_base_runs == 3 && r.base == 11.0);
-    ZB_CHECK(r.base_lo == 10.0 && r.base_hi == 12.0 && r.n_base_samples == 60 && r.basis == ZB_BASIS_TEST);
-    ZB_CHECK(judge(base, 3, 12.5, true, &r) == ZB_VERDICT_NOISE);
-    /* beyond 12 x 1.05 = 12.6, the test finds it: a regression; faster than 10 x 0.95: better */
-    ZB_CHECK(judge(base, 3, 13.0, true, &r) == ZB_VERDICT_REGRESSION && r.p < 0.001);
+    ZB_CHECK(r.base_lo == 10.0 && r.base_hi == 12.0 && r.basis == ZB_BASIS_RERUNS);
+    ZB_CHECK_MSG(fabs(r.rerun_hi - 14.918533) < 1e-4 && fabs(r.detectable - 61.717) < 1e-2 && r.runs_needed == 0,
+                 "bound %g, detects %g %%, runs %zu", r.rerun_hi, r.detectable, r.runs_needed);
+    ZB_CHECK(judge(base, 3, 13.0, true, &r) == ZB_VERDICT_NOISE); /* +18 %: inside what a rerun gives */
     ZB_CHECK_MSG(fabs(r.delta - 100.0 * 2.0 / 11.0) < 1e-9, "delta %g against the median", r.delta);
-    ZB_CHECK(judge(base, 3, 9.0, true, &r) == ZB_VERDICT_BETTER);
-    /* without samples: the widened range alone */
-    ZB_CHECK(judge(base, 3, 13.0, false, &r) == ZB_VERDICT_REGRESSION && r.basis == ZB_BASIS_RULE);
-    ZB_CHECK(judge(base, 3, 12.5, false, &r) == ZB_VERDICT_NOISE);
+    ZB_CHECK(judge(base, 3, 15.0, true, &r) == ZB_VERDICT_REGRESSION);
+    ZB_CHECK(judge(base, 3, 15.0, false, &r) == ZB_VERDICT_REGRESSION && r.basis == ZB_BASIS_RERUNS);
+    ZB_CHECK(judge(base, 3, 9.0, true, &r) == ZB_VERDICT_OK && judge(base, 3, 8.0, true, &r) == ZB_VERDICT_BETTER);
+    /* steady bases: a 6 % change beyond the bound and the tolerance */
+    const double steady[] = {10.0, 10.05, 9.95, 10.0};
+    ZB_CHECK(judge(steady, 4, 10.6, true, &r) == ZB_VERDICT_REGRESSION && r.detectable < 5.0);
+    ZB_CHECK(judge(steady, 4, 10.4, true, &r) == ZB_VERDICT_OK); /* beyond the bound, within the tolerance */
+    /* Two base runs: their range widened by the tolerance (12.6), with the
+     * pooled test where there are samples */
+    ZB_CHECK(judge(two, 2, 12.5, true, &r) == ZB_VERDICT_NOISE && r.basis == ZB_BASIS_TEST);
+    ZB_CHECK(judge(two, 2, 13.0, true, &r) == ZB_VERDICT_REGRESSION && r.p < 0.001);
+    ZB_CHECK(judge(two, 2, 9.0, true, &r) == ZB_VERDICT_BETTER);
+    ZB_CHECK(judge(two, 2, 13.0, false, &r) == ZB_VERDICT_REGRESSION && r.basis == ZB_BASIS_RULE);
+    ZB_CHECK(judge(two, 2, 12.5, false, &r) == ZB_VERDICT_NOISE);
     /* one base run: the two-run judgement (12.5 against 10 is +25 %) */
     ZB_CHECK(judge(base, 1, 12.5, true, &r) == ZB_VERDICT_REGRESSION && r.n_base_runs == 1);
+}
+
+/* The text names a metric whose base runs are too noisy for its
+ * tolerance, with what it can detect. */
+static void test_noise_line(void) {
+    json_t *b[3], *nw;
+    const char *names[] = {"a.json", "b.json", "c.json"};
+    const double ms[] = {10.0, 11.0, 12.0};
+    for (int j = 0; j < 3; j++) {
+        b[j] = json_pack("{s:s, s:{s:s}, s:[{s:s, s:s, s:i, s:o}]}", "schema", "zerobench/1", "meta", "backend", "cpu",
+                         "runs", "bench", "step", "mode", "sync", "ranks", 2, "metrics", metrics(ms[j], false));
+    }
+    nw = json_pack("{s:s, s:{s:s}, s:[{s:s, s:s, s:i, s:o}]}", "schema", "zerobench/1", "meta", "backend", "cpu", "runs",
+                   "bench", "step", "mode", "sync", "ranks", 2, "metrics", metrics(11.5, false));
+    zb_cmp_result r = {0};
+    r.new_path = "new.json";
+    ZB_CHECK_OK(zb_compare_bases((const json_t *const *)b, names, 3, nw, NULL, 0, &r));
+    char *text = NULL;
+    ZB_CHECK_OK(zb_compare_render(&r, ZB_CMP_TEXT, false, &text));
+    ZB_CHECK_MSG(text && strstr(text, "# noise too large for step_time_ms: the 3 base runs vary by 9.55 %") &&
+                     strstr(text, "only a change of 61.7 % or more is caught") &&
+                     strstr(text, "no number of base runs catches it"),
+                 "%s", text ? text : "(null)");
+    ZB_CHECK(text && !strstr(text, "noise too large for tokens_per_s")); /* derived: its source's verdict */
+    free(text);
+    zb_compare_result_free(&r);
+    for (int j = 0; j < 3; j++) json_decref(b[j]);
+    json_decref(nw);
 }
 
 /* A results document: one step run of step time ms, meta.blas_core.ran core. */
@@ -99,6 +139,7 @@ static void test_docs(void) {
 
 int main(void) {
     test_judge();
+    test_noise_line();
     test_docs();
     return zb_test_finish("test_compare_bases");
 }

@@ -1,0 +1,59 @@
+/* What a rerun of the same commit may give, from K base runs' figures (one
+ * figure per run: its median step time, its bandwidth), for compare's gate
+ * against several bases (docs/design.md, Regression compare).
+ *
+ * A run's figure moves between reruns more than its own steps vary (load,
+ * clocks, placement shift all of them together), so the test is over run
+ * figures, not pooled steps. With the K figures as independent normal
+ * draws (on log values for a relative metric, so that the spread is a
+ * share of the figure), mean m and sample sd s, a new run of the same
+ * commit falls beyond m + t s sqrt(1 + 1/K) (t: Student's 95 % one-sided
+ * quantile with K - 1 degrees of freedom) on a given side in 5 % of
+ * reruns: the prediction bound, one per side. A true change of d is caught
+ * in 95 % of runs when d >= (t + z) s sqrt(1 + 1/K), z = 1.645: the
+ * smallest detectable change (an approximation: the noncentral t taken as
+ * shifted). More base runs bring it down to 3.29 s and no further; past
+ * that only a steadier run (more steps, a quieter machine) helps.
+ *
+ * Pure: no MPI, no clock, no random numbers. */
+#ifndef ZB_RERUN_H
+#define ZB_RERUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZB_RERUN_MIN_K 3 /* fewest base runs a bound is drawn from */
+
+typedef struct zb_rerun_bound {
+    bool defined;     /* at least ZB_RERUN_MIN_K finite figures (all > 0 on the log scale) */
+    size_t k;         /* figures used */
+    double centre;    /* mean (geometric on the log scale) */
+    double spread;    /* s: on the log scale as a share (exp(s) - 1, x100 = %), else in units */
+    double lo, hi;    /* the one-sided 95 % prediction bounds, in the metric's units */
+    double detectable; /* smallest change caught in 95 % of runs: % of centre (log scale) or units */
+} zb_rerun_bound;
+
+/* Student's t, one-sided 95 % (0.95 quantile), df >= 1: a table to 30,
+ * Cornish-Fisher beyond (within 0.001). NaN for df < 1. */
+double zb_t95(int df);
+
+/* The bound from v[0..k) (non-finite values skipped; on the log scale, a
+ * value <= 0 leaves it undefined). */
+zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, bool log_scale);
+
+/* The smallest detectable change with n base runs of spread s (the
+ * bound's units: % on the log scale); what a user gets from n runs. */
+double zb_rerun_detectable(double spread, size_t n, bool log_scale);
+
+/* The fewest base runs (up to max_k) whose detectable change is at most
+ * `target` with this spread; 0 when none up to max_k reaches it. */
+size_t zb_rerun_runs_for(double spread, double target, bool log_scale, size_t max_k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
