@@ -163,14 +163,16 @@ def main():
     ap.add_argument("--inject", choices=("scale", "hook"), default="scale",
                     help="scale: the slowed runs are the base runs' files with step times scaled (real noise, an "
                          "exact slowdown); hook: new runs under ZB_TEST_DELAY_RANK")
-    ap.add_argument("--keep", help="keep the results files in this folder (default: a temporary one)")
+    ap.add_argument("--keep", help="keep the results files in this folder (default: a temporary one); base runs "
+                                   "already there are reused, so that other --bases judge the same runs")
     args = ap.parse_args()
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as d:
         base = [os.path.join(d, f"base{i}.json") for i in range(args.runs)]
         for p in base:
-            step_run(args, p, 0.0)
+            if not (args.keep and os.path.exists(p)):  # a kept folder's runs are reused (other --bases)
+                step_run(args, p, 0.0)
         if args.bench == "allgather" and args.inject != "scale":
             sys.exit("compare_rates: --bench allgather takes --inject scale only")
         if args.bench == "allgather":

@@ -67,9 +67,13 @@ typedef struct zb_cmp_row {
      * smallest change caught in 95 % of runs (same units as the spread) and
      * the base runs that would bring it to the tolerance (0: no number up
      * to ZB_CMP_MAX_RUNS_NEEDED does). */
-    double rerun_spread, rerun_lo, rerun_hi, detectable;
+    double rerun_spread, rerun_lo, rerun_hi, detectable, alpha;
     size_t runs_needed;
 } zb_cmp_row;
+
+/* The share of reruns of the base that may fail the gate (several bases):
+ * split over the gate's measured metrics. */
+#define ZB_CMP_GATE_ALPHA 0.05
 
 #define ZB_CMP_MAX_RUNS_NEEDED 50
 
@@ -95,6 +99,7 @@ typedef struct zb_cmp_result {
     size_t n_bases_left_out;     /* of them, left out for their environment */
     size_t n_tested, n_rule; /* rows judged by the two-sample test / by today's rule (no samples) */
     size_t n_reruns;         /* rows judged by the prediction bound over 3+ base runs */
+    size_t gate_family;      /* several bases: the measured metrics judged, each at ZB_CMP_GATE_ALPHA / it */
     char peak_note[640]; /* the first pair whose peaks differ, both named; "" none */
     /* One line per environment difference (compare_env.c), in order; more than
      * ZB_CMP_MAX_ENV_LINES are counted in n_env_more. */
@@ -167,7 +172,8 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
 /* Judges metric m of NEW against k base runs' metrics objects. Base is the
  * median of their figures and the change is NEW's against it. Three or
  * more base runs with the metric (ZB_BASIS_RERUNS): what a rerun may give
- * is the one-sided 95 % prediction bound over their figures (rerun.h); a
+ * is the one-sided 1 - alpha prediction bound over their figures (rerun.h;
+ * the caller's alpha: ZB_CMP_GATE_ALPHA over the gate's family); a
  * regression is worse than the bound and than the tolerance, better the
  * same on the other side, a change worse than the tolerance inside the
  * bound noise, else ok; the row carries the spread, the bounds, the
@@ -180,7 +186,7 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
  * test, with samples): better; inside it, a change worse than the
  * tolerance is noise, else ok. One base run with the metric: as
  * zb_compare_judge. */
-void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *const *base_metrics, size_t k,
+void zb_compare_judge_bases(const zb_metric_def *m, double tol, double alpha, const json_t *const *base_metrics, size_t k,
                             const json_t *new_metrics, zb_cmp_row *row);
 
 /* Shared by the two judgements (compare.c): the tolerance of m (the last

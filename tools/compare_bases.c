@@ -53,9 +53,9 @@ static void widened(const zb_metric_def *m, double tol, double lo, double hi, do
  * is worse than both. The steps' samples are not pooled: a run's steps
  * move together, so pooled they call every rerun different. False when
  * the bound is undefined (a figure <= 0 on the log scale). */
-static bool judge_by_reruns(const zb_metric_def *m, double tol, const double *v, size_t k, double worse,
-                            zb_cmp_row *row) {
-    zb_rerun_bound b = zb_rerun_bound_of(v, k, !m->absolute);
+static bool judge_by_reruns(const zb_metric_def *m, double tol, double alpha, const double *v, size_t k,
+                            double worse, zb_cmp_row *row) {
+    zb_rerun_bound b = zb_rerun_bound_of(v, k, alpha, !m->absolute);
     if (!b.defined) return false;
     bool lower = m->better == ZB_BETTER_LOWER;
     double n = row->new_value;
@@ -64,7 +64,8 @@ static bool judge_by_reruns(const zb_metric_def *m, double tol, const double *v,
     row->rerun_lo = b.lo;
     row->rerun_hi = b.hi;
     row->detectable = b.detectable;
-    row->runs_needed = zb_rerun_runs_for(b.spread, tol, !m->absolute, ZB_CMP_MAX_RUNS_NEEDED);
+    row->alpha = alpha;
+    row->runs_needed = zb_rerun_runs_for(b.spread, tol, alpha, !m->absolute, ZB_CMP_MAX_RUNS_NEEDED);
     bool beyond_worse = lower ? n > b.hi : n < b.lo, beyond_better = lower ? n < b.lo : n > b.hi;
     row->verdict = beyond_worse && worse > tol     ? ZB_VERDICT_REGRESSION
                    : beyond_better && -worse > tol ? ZB_VERDICT_BETTER
@@ -73,7 +74,7 @@ static bool judge_by_reruns(const zb_metric_def *m, double tol, const double *v,
     return true;
 }
 
-void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *const *bm, size_t k,
+void zb_compare_judge_bases(const zb_metric_def *m, double tol, double alpha, const json_t *const *bm, size_t k,
                             const json_t *nm, zb_cmp_row *row) {
     double *v = (double *)malloc((k ? k : 1) * sizeof *v);
     size_t with = 0;
@@ -107,7 +108,7 @@ void zb_compare_judge_bases(const zb_metric_def *m, double tol, const json_t *co
     widened(m, tol, row->base_lo, row->base_hi, &lo_w, &hi_w);
     bool lower = m->better == ZB_BETTER_LOWER;
     bool beyond_worse = lower ? n > hi_w : n < lo_w, beyond_better = lower ? n < lo_w : n > hi_w;
-    if (with >= ZB_RERUN_MIN_K && judge_by_reruns(m, tol, v, with, worse, row)) {
+    if (with >= ZB_RERUN_MIN_K && judge_by_reruns(m, tol, alpha, v, with, worse, row)) {
         free(v);
         return;
     }
@@ -181,7 +182,7 @@ static zb_status unmatched_bases(const json_t *const *bases, size_t n_bases, boo
  * docs[0..k)): its rows. */
 static void judge_run(zb_cmp_result *r, const json_t *nw, const json_t *new_run, const json_t *const *part,
                       const json_t *const *docs, size_t k, bool other_env, const zb_cmp_tolerance *tol, int n_tol,
-                      const json_t **bm) {
+                      double alpha, const json_t **bm) {
     zb_cmp_pair *p = &r->pairs[r->n_pairs];
     p->base_run = part[0];
     p->new_run = new_run;
@@ -203,7 +204,7 @@ static void judge_run(zb_cmp_result *r, const json_t *nw, const json_t *new_run,
         if (!present) continue;
         zb_cmp_row *row = &r->rows[r->n_rows++];
         row->pair = r->n_pairs;
-        zb_compare_judge_bases(m, zb_compare_tolerance_of(tol, n_tol, m), bm, k, nm, row);
+        zb_compare_judge_bases(m, zb_compare_tolerance_of(tol, n_tol, m), alpha, bm, k, nm, row);
         zb_compare_follow_source(r->rows + first_row, r->n_rows - 1 - first_row, row);
         zb_compare_not_comparable(row, other_env, other_peak);
         zb_compare_count(r, row);
@@ -254,6 +255,22 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
         r->only_new = (char **)calloc(nn, sizeof *r->only_new);
         if (!r->pairs || !r->rows || !r->only_new) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     }
+    /* The gate's family: every measured (not derived) metric of every NEW
+     * run with partners; each is judged at ZB_CMP_GATE_ALPHA / family so
+     * that a rerun of the base fails the whole gate in at most that share
+     * of runs (Bonferroni), not once per figure: a sweep of 7 sizes x 2
+     * placements judged each at 5 % failed 20 % of same-commit reruns. */
+    size_t family = 0;
+    for (size_t i = 0; s == ZB_OK && i < nn; i++) {
+        bool partnered = false;
+        for (size_t j = 0; j < n_bases; j++) partnered = partnered || pair[j][i] >= 0;
+        const json_t *nm = json_object_get(json_array_get(nr, i), "metrics");
+        for (int q = 0; partnered && zb_metric_at(q); q++) {
+            family += !zb_metric_at(q)->derived_from && json_object_get(nm, zb_metric_at(q)->key);
+        }
+    }
+    r->gate_family = family ? family : 1;
+    double alpha = ZB_CMP_GATE_ALPHA / (double)r->gate_family;
     for (size_t i = 0; s == ZB_OK && i < nn; i++) {
         /* the partners in the bases that match NEW's environment; none there:
          * those in the others, judged as not comparable */
@@ -270,7 +287,7 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
         }
         const json_t *run = json_array_get(nr, i);
         if (k) {
-            judge_run(r, nw, run, part, docs, k, other_env, tol, n_tol, bm);
+            judge_run(r, nw, run, part, docs, k, other_env, tol, n_tol, alpha, bm);
             continue;
         }
         char label[160];

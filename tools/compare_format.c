@@ -132,9 +132,11 @@ static void noise_lines(const zb_cmp_result *r, sbuf *b) {
         }
         if (!shown) continue;
         const char *u = row->m->absolute ? row->m->unit : "%";
-        sb_printf(b, "# noise too large for %s: the %zu base runs vary by %.3g %s, so at 5 %% false alarms only a "
-                     "change of %.3g %s or more is caught in 95 %% of runs, not the %g %s tolerance; ",
-                  row->m->key, row->n_base_runs, row->rerun_spread, u, row->detectable, u, row->tolerance, u);
+        sb_printf(b, "# noise too large for %s: the %zu base runs vary by %.3g %s, so at %.2g %% false alarms (%g %% "
+                     "over the gate's %zu figure(s)) only a change of %.3g %s or more is caught in 95 %% of runs, not "
+                     "the %g %s tolerance; ",
+                  row->m->key, row->n_base_runs, row->rerun_spread, u, 100.0 * row->alpha, 100.0 * ZB_CMP_GATE_ALPHA,
+                  r->gate_family, row->detectable, u, row->tolerance, u);
         if (row->runs_needed) sb_printf(b, "%zu base runs would catch it\n", row->runs_needed);
         else sb_printf(b, "no number of base runs catches it at this spread: steadier runs (more steps, a quieter "
                           "machine) or a wider tolerance\n");
@@ -152,10 +154,11 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
     }
     if (r->n_bases > 1) {
         sb_printf(b, "# %zu base files: base is the median of the base runs' figures; from 3 base runs a regression "
-                     "is worse than both the tolerance and the 95 %% bound a rerun of the base stays inside (their "
-                     "figures' mean and spread, Student's t); with 2, worse than their range widened by the "
+                     "is worse than both the tolerance and the bound a rerun of the base stays inside (their "
+                     "figures' mean and spread, Student's t; each of the %zu measured figures at %.2g %%, so that a "
+                     "rerun fails the gate in %g %%); with 2, worse than their range widened by the "
                      "tolerance, with the test (their samples pooled) finding it; noise: worse than the tolerance, "
-                     "inside the bound or range\n", r->n_bases);
+                     "inside the bound or range\n", r->n_bases, r->gate_family, 100.0 * ZB_CMP_GATE_ALPHA / (double)(r->gate_family ? r->gate_family : 1), 100.0 * ZB_CMP_GATE_ALPHA);
     }
     /* Said before the table: what its MFU and times rest on differs. */
     if (r->peak_note[0]) sb_printf(b, "# %s\n", r->peak_note);

@@ -5,33 +5,73 @@
 
 #define Z95 1.6448536269514722
 
-double zb_t95(int df) {
-    /* Student's t 0.95 quantiles, df 1..30 (standard tables). */
-    static const double t[30] = {6.3138, 2.9200, 2.3534, 2.1318, 2.0150, 1.9432, 1.8946, 1.8595, 1.8331, 1.8125,
-                                 1.7959, 1.7823, 1.7709, 1.7613, 1.7531, 1.7459, 1.7396, 1.7341, 1.7291, 1.7247,
-                                 1.7207, 1.7171, 1.7139, 1.7109, 1.7081, 1.7056, 1.7033, 1.7011, 1.6991, 1.6973};
-    if (df < 1) return NAN;
-    if (df <= 30) return t[df - 1];
-    double z = Z95, z3 = z * z * z, z5 = z3 * z * z, n = df;
-    return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n);
+/* The regularized incomplete beta I_x(a, b) by its continued fraction
+ * (modified Lentz), on the side of x where it converges fast. */
+static double beta_cf(double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+    if (fabs(d) < tiny) d = tiny;
+    d = 1.0 / d;
+    double h = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m, num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        for (int half = 0; half < 2; half++) {
+            d = 1.0 + num * d;
+            if (fabs(d) < tiny) d = tiny;
+            c = 1.0 + num / c;
+            if (fabs(c) < tiny) c = tiny;
+            d = 1.0 / d;
+            h *= d * c;
+            num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        }
+        if (fabs(d * c - 1.0) < 1e-15) break;
+    }
+    return h;
 }
+
+static double beta_reg(double a, double b, double x) {
+    if (x <= 0) return 0.0;
+    if (x >= 1) return 1.0;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    return x < (a + 1.0) / (a + b + 2.0) ? front * beta_cf(a, b, x) / a : 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
+}
+
+double zb_t_cdf(double t, int df) {
+    if (df < 1 || isnan(t)) return NAN;
+    double tail = 0.5 * beta_reg(df / 2.0, 0.5, df / (df + t * t)); /* P(T > |t|) */
+    return t >= 0 ? 1.0 - tail : tail;
+}
+
+double zb_t_quantile(double p, int df) {
+    if (df < 1 || !(p > 0.5 && p < 1.0)) return NAN;
+    double lo = 0.0, hi = 1.0;
+    while (zb_t_cdf(hi, df) < p && hi < 1e12) hi *= 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (zb_t_cdf(mid, df) < p) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+double zb_t95(int df) { return zb_t_quantile(0.95, df); }
 
 static double widen(size_t k) { return sqrt(1.0 + 1.0 / (double)k); }
 
-double zb_rerun_detectable(double spread, size_t n, bool log_scale) {
+double zb_rerun_detectable(double spread, size_t n, double alpha, bool log_scale) {
     if (n < 2 || !isfinite(spread)) return NAN;
-    double d = (zb_t95((int)n - 1) + Z95) * spread * widen(n);
+    double d = (zb_t_quantile(1.0 - alpha, (int)n - 1) + Z95) * spread * widen(n);
     return log_scale ? 100.0 * (exp(d) - 1.0) : d;
 }
 
-size_t zb_rerun_runs_for(double spread, double target, bool log_scale, size_t max_k) {
+size_t zb_rerun_runs_for(double spread, double target, double alpha, bool log_scale, size_t max_k) {
     for (size_t n = ZB_RERUN_MIN_K; n <= max_k; n++) {
-        if (zb_rerun_detectable(spread, n, log_scale) <= target) return n;
+        if (zb_rerun_detectable(spread, n, alpha, log_scale) <= target) return n;
     }
     return 0;
 }
 
-zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, bool log_scale) {
+zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, double alpha, bool log_scale) {
     zb_rerun_bound b = {0};
     b.centre = b.spread = b.lo = b.hi = b.detectable = NAN;
     double sum = 0, sum2 = 0;
@@ -51,12 +91,13 @@ zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, bool log_scale) {
         double x = (log_scale ? log(v[i]) : v[i]) - mean;
         sum2 += x * x;
     }
-    double s = sqrt(sum2 / (double)(n - 1)), half = zb_t95((int)n - 1) * s * widen(n);
+    double s = sqrt(sum2 / (double)(n - 1)), half = zb_t_quantile(1.0 - alpha, (int)n - 1) * s * widen(n);
     b.defined = true;
     b.centre = log_scale ? exp(mean) : mean;
     b.spread = s;
     b.lo = log_scale ? exp(mean - half) : mean - half;
     b.hi = log_scale ? exp(mean + half) : mean + half;
-    b.detectable = zb_rerun_detectable(s, n, log_scale);
+    b.alpha = alpha;
+    b.detectable = zb_rerun_detectable(s, n, alpha, log_scale);
     return b;
 }

@@ -7,13 +7,14 @@
  * figures, not pooled steps. With the K figures as independent normal
  * draws (on log values for a relative metric, so that the spread is a
  * share of the figure), mean m and sample sd s, a new run of the same
- * commit falls beyond m + t s sqrt(1 + 1/K) (t: Student's 95 % one-sided
- * quantile with K - 1 degrees of freedom) on a given side in 5 % of
- * reruns: the prediction bound, one per side. A true change of d is caught
- * in 95 % of runs when d >= (t + z) s sqrt(1 + 1/K), z = 1.645: the
+ * commit falls beyond m + t s sqrt(1 + 1/K) (t: Student's 1 - alpha
+ * quantile with K - 1 degrees of freedom) on a given side in a share alpha
+ * of reruns: the prediction bound, one per side. A true change of d is
+ * caught in 95 % of runs when d >= (t + z) s sqrt(1 + 1/K), z = 1.645: the
  * smallest detectable change (an approximation: the noncentral t taken as
- * shifted). More base runs bring it down to 3.29 s and no further; past
- * that only a steadier run (more steps, a quieter machine) helps.
+ * shifted). More base runs bring it down to (z_{1-alpha} + 1.645) s and no
+ * further; past that only a steadier run (more steps, a quieter machine)
+ * helps.
  *
  * Pure: no MPI, no clock, no random numbers. */
 #ifndef ZB_RERUN_H
@@ -35,23 +36,30 @@ typedef struct zb_rerun_bound {
     double spread;    /* s: on the log scale as a share (exp(s) - 1, x100 = %), else in units */
     double lo, hi;    /* the one-sided 95 % prediction bounds, in the metric's units */
     double detectable; /* smallest change caught in 95 % of runs: % of centre (log scale) or units */
+    double alpha;      /* the false-alarm rate per side it was drawn at */
 } zb_rerun_bound;
 
-/* Student's t, one-sided 95 % (0.95 quantile), df >= 1: a table to 30,
- * Cornish-Fisher beyond (within 0.001). NaN for df < 1. */
+/* Student's t with df >= 1 degrees of freedom: its distribution function
+ * (through the regularized incomplete beta), its p quantile for
+ * 0.5 < p < 1 (bisection, to 1e-12 relative) and the 0.95 quantile. NaN
+ * outside those domains. */
+double zb_t_cdf(double t, int df);
+double zb_t_quantile(double p, int df);
 double zb_t95(int df);
 
-/* The bound from v[0..k) (non-finite values skipped; on the log scale, a
- * value <= 0 leaves it undefined). */
-zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, bool log_scale);
+/* The bound from v[0..k) at false-alarm rate alpha per side (0.05: the
+ * one-sided 95 % bound; a gate over m figures passes alpha / m to keep its
+ * own rate at alpha). Non-finite values skipped; on the log scale, a value
+ * <= 0 leaves it undefined. */
+zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, double alpha, bool log_scale);
 
-/* The smallest detectable change with n base runs of spread s (the
- * bound's units: % on the log scale); what a user gets from n runs. */
-double zb_rerun_detectable(double spread, size_t n, bool log_scale);
+/* The smallest change caught in 95 % of runs with n base runs of spread s
+ * at false-alarm rate alpha (the bound's units: % on the log scale). */
+double zb_rerun_detectable(double spread, size_t n, double alpha, bool log_scale);
 
 /* The fewest base runs (up to max_k) whose detectable change is at most
- * `target` with this spread; 0 when none up to max_k reaches it. */
-size_t zb_rerun_runs_for(double spread, double target, bool log_scale, size_t max_k);
+ * `target` with this spread and alpha; 0 when none up to max_k reaches it. */
+size_t zb_rerun_runs_for(double spread, double target, double alpha, bool log_scale, size_t max_k);
 
 #ifdef __cplusplus
 }
