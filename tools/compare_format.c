@@ -152,6 +152,11 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
         sb_printf(b, "# %zu comparison(s) without samples on both sides: today's rule (the tolerance; noise: worse "
                      "than it but inside a run's min-max spread)\n", r->n_rule);
     }
+    if (r->n_bases <= 1 && r->n_tested) {
+        sb_printf(b, "# one base run: its steps' spread does not hold how a rerun moves (load and clocks shift a "
+                     "whole run: on a shared machine the larger part of the noise); with 3 or more base runs (compare B1 B2 B3 "
+                     "-- NEW) the gate judges against what reruns give\n");
+    }
     if (r->n_bases > 1) {
         sb_printf(b, "# %zu base files: base is the median of the base runs' figures; from 3 base runs a regression "
                      "is worse than both the tolerance and the bound a rerun of the base stays inside (their "

@@ -128,6 +128,9 @@ for key in ("overlap_pct", "mfu_pct"):
         json.dump(doc, open(f"{d}/{key}_{name}.json", "w"))
 PY
 cmp 1 overlap_pct_worse "$tmp/overlap_pct_base.json" "$tmp/overlap_pct_worse.json"
+# judged by the test against one base run: the line that points to several
+check grep -q "^# one base run: its steps' spread does not hold how a rerun moves" "$tmp/overlap_pct_worse.out"
+check test "$(grep -c '^# one base run' "$tmp/nosamples.out")" -eq 0
 check grep -q "overlap_pct .*-30.00 pp .*REGRESSION .*U p=" "$tmp/overlap_pct_worse.out"
 cmp 0 overlap_pct_better "$tmp/overlap_pct_base.json" "$tmp/overlap_pct_better.json"
 check grep -q "overlap_pct .*+30.00 pp .*better" "$tmp/overlap_pct_better.out"
