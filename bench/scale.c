@@ -73,8 +73,11 @@ static zb_status add_row(zb_rows *rows, const zb_bench_ctx *ctx, const zb_step_p
     f[n++] = (zb_field){.key = "comm_ms", .metric = true, .kind = ZB_FIELD_REAL, .d = r->comm_ms};
     f[n++] = (zb_field){.key = "step_time_ms", .metric = true, .tables = 1, .header = "step", .unit = "ms",
                         .decimals = 1, .kind = ZB_FIELD_REAL, .d = r->step_ms};
-    f[n++] = (zb_field){.key = "tokens_per_s", .metric = true, .tables = 1, .header = "tokens/s", .decimals = 0,
-                        .kind = ZB_FIELD_REAL, .d = r->tokens_per_s};
+    f[n++] = (zb_field){.key = "tokens_per_s", .metric = true, .tables = 1, .header = "tokens/s", .unit = "total",
+                        .decimals = 0, .kind = ZB_FIELD_REAL, .d = r->tokens_per_s};
+    f[n++] = (zb_field){.key = "tokens_per_s_per_rank", .metric = true, .tables = 1, .header = "tokens/s",
+                        .unit = "per GPU", .decimals = 0, .kind = ZB_FIELD_REAL,
+                        .d = r->tokens_per_s / ctx->world_ranks};
     f[n++] = (zb_field){.key = "mfu_pct", .metric = true, .tables = 1, .header = "MFU", .unit = "%",
                         .decimals = 1, .na = "n/m", .kind = ZB_FIELD_REAL, .d = r->mfu_pct};
     f[n++] = (zb_field){.key = "comm_bytes_per_step", .metric = true, .kind = ZB_FIELD_INT,

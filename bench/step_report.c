@@ -102,7 +102,7 @@ static int identity_fields(zb_field *f, const zb_bench_ctx *ctx, const zb_step_p
 
 /* Time, throughput and overlap: the main table and "metrics". */
 static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stats *runs, int n_runs,
-                       const zb_step_stats *r) {
+                       const zb_step_stats *r, int ranks) {
     int n = 0;
     f[n] = metric("step_time_ms", "step", "ms", 3, r->step_ms);
     f[n++].na = NULL; /* printed as is */
@@ -112,8 +112,10 @@ static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stat
     f[n].sign = true;
     if (r->mode == ZB_MODE_SYNC) f[n].cell = "-";
     n++;
-    f[n] = metric("tokens_per_s", "tokens/s", NULL, 0, r->tokens_per_s);
+    f[n] = metric("tokens_per_s", "tokens/s", "total", 0, r->tokens_per_s); /* all ranks together */
     f[n++].na = NULL; /* printed as is */
+    f[n] = metric("tokens_per_s_per_rank", "tokens/s", "per rank", 0, r->tokens_per_s / ranks);
+    f[n++].na = NULL;
     f[n++] = metric("mfu_pct", "MFU", "%", 2, r->mfu_pct);
     f[n] = metric("hfu_pct", "HFU", "%", 2, r->hfu_pct);
     if (!plan->engine.recompute) f[n].cell = "-"; /* no recomputation: HFU = MFU */
@@ -203,7 +205,7 @@ static zb_status add_row(zb_rows *out, const zb_bench_ctx *ctx, const zb_step_pl
                          int n_runs, const zb_step_stats *r) {
     zb_field f[ROW_FIELDS];
     int n = identity_fields(f, ctx, plan, r);
-    n += time_fields(f + n, plan, runs, n_runs, r);
+    n += time_fields(f + n, plan, runs, n_runs, r, ctx->world_ranks);
     /* The values behind each figure: compare's two-sample test reads them. */
     json_t *samples[ZB_STEP_N_SAMPLED] = {NULL};
     for (int k = 0; k < ZB_STEP_N_SAMPLED; k++) {

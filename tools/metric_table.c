@@ -32,6 +32,7 @@ static const zb_metric_def zb_metrics_judged[] = {
     /* step */
     {"step_time_ms", "ms", ZB_BETTER_LOWER, 5.0, false},
     {"tokens_per_s", "tokens/s", ZB_BETTER_HIGHER, 5.0, false, "step_time_ms"},
+    {"tokens_per_s_per_rank", "tokens/s", ZB_BETTER_HIGHER, 5.0, false, "step_time_ms"},
     {"mfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true, "step_time_ms"},
     {"hfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true, "step_time_ms"},
     {"overlap_pct", "%", ZB_BETTER_HIGHER, 5.0, true},

@@ -20,7 +20,7 @@ static const char *const stage_what[4] = {
 
 /* The one unit every figure of the tables is printed in. */
 typedef struct plan_unit {
-    const char *name, *bytes; /* "GB", "1e9" */
+    const char *name, *bytes; /* "GiB", "2^30" */
     double div;
 } plan_unit;
 
@@ -32,9 +32,10 @@ static plan_unit unit_for(const zb_plan *p) {
             (double)c.total_bytes > biggest)
             biggest = (double)c.total_bytes;
     }
-    if (biggest >= 1e9) return (plan_unit){"GB", "1e9", 1e9};
-    if (biggest >= 1e6) return (plan_unit){"MB", "1e6", 1e6};
-    return (plan_unit){"kB", "1e3", 1e3};
+    /* binary units, as the step and scale tables print memory */
+    if (biggest >= 0x1p30) return (plan_unit){"GiB", "2^30", 0x1p30};
+    if (biggest >= 0x1p20) return (plan_unit){"MiB", "2^20", 0x1p20};
+    return (plan_unit){"KiB", "2^10", 0x1p10};
 }
 
 /* The cells of one stage: [column][0 sync, 1 prefetch]. */
@@ -141,8 +142,8 @@ static void print_header(const zb_plan *p, plan_unit u) {
     printf("# params %s (p = %d), gradients reduced in %s (g = %d), fp32 master weights and AdamW m, v "
            "(k = 12 bytes per parameter)\n",
            zb_dtype_name(in->param_dtype), pb, zb_dtype_name(in->grad_dtype), gb);
-    printf("# hardware %s (%s): %.4g GB per GPU (%s), %d GPU(s) per node\n", p->hw_name, p->hw.name,
-           p->mem_per_gpu_bytes / 1e9, p->mem_source, p->cols[0].gpus_per_node);
+    printf("# hardware %s (%s): %.4g GiB per GPU (%s), %d GPU(s) per node\n", p->hw_name, p->hw.name,
+           p->mem_per_gpu_bytes / 0x1p30, p->mem_source, p->cols[0].gpus_per_node);
     printf("# per GPU, in %s (%s = %s bytes); %s; fits: total <= device memory; headroom = device memory - total "
            "(the ledger of docs/design.md section 6)\n",
            u.name, u.name, u.bytes, p->from_gpus ? "columns: GPUs in total" : "columns: nodes x GPUs per node");

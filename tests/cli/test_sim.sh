@@ -126,7 +126,7 @@ json.dump(q, open(f"{out}/no_nic.json", "w"))
 EOF
 check expect_bad "sim.interference" step --backend sim --hw "$tmp/no_interference.json" --model tiny --steps 1
 check expect_bad "nic_bytes_per_s" step --backend sim --hw "$tmp/no_nic.json" --nodes 2 --model tiny --steps 1
-check expect_bad "gemm_efficiency" step --backend sim --hw a100_sxm --model tiny --steps 1
+check expect_bad "gemm_efficiency" step --backend sim --hw cpu --model tiny --steps 1
 check expect_bad "--nodes" step --backend sim --nodes 0 --model tiny
 check expect_bad "--nodes" step --backend sim --nodes -2 --model tiny
 check expect_bad "--nodes" scale --nodes 1,0,4 --model tiny

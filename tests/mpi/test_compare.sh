@@ -181,7 +181,7 @@ check grep -q "3 base files" "$tmp/multi_dir.out"
 cmp 0 multi_same "$tmp/bases" -- "$tmp/bases/b1.json"
 cmp 1 one_base_dashdash "$tmp/slow.json.base" -- "$tmp/slow.json"
 "$ZB" compare "$tmp/slow.json.base" "$tmp/slow.json" >"$tmp/two_form.out" 2>&1
-check cmp -s "$tmp/two_form.out" "$tmp/one_base_dashdash.out"
+check command cmp -s "$tmp/two_form.out" "$tmp/one_base_dashdash.out"
 # another environment: named on one line, nothing comparable, exit 3; --ignore-env judges anyway
 python3 - "$tmp" <<'PY' || fail=1
 import json, sys
@@ -222,7 +222,7 @@ for e in small + big:
           f"name/unit/value in {e}")
     check(set(e) <= {"name", "unit", "value", "range", "extra"}, f"only the action's fields: {sorted(e)}")
 check({e["name"].split(" / ")[1] for e in small} == {"time_us", "wrong"}, "smaller: time and wrong only")
-check(all(e["name"].split(" / ")[1] in ("busbw_gbps", "algbw_gbps", "tokens_per_s", "mfu_pct", "hfu_pct", "overlap_pct",
+check(all(e["name"].split(" / ")[1] in ("busbw_gbps", "algbw_gbps", "tokens_per_s", "tokens_per_s_per_rank", "mfu_pct", "hfu_pct", "overlap_pct",
                                          "overlap_min_pct", "hidden_pct") for e in big), "bigger: higher-is-better only")
 ag = json.load(open(f"{d}/t.json"))
 t = [e for e in small if e["name"].endswith("/ time_us")]

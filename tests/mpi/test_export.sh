@@ -30,7 +30,8 @@ from zbcheck import check, finish
 d = sys.argv[1]
 SMALLER = {"time_us", "direct_time_us", "wrong", "step_time_ms", "exposed_comm_ms", "compute_ms", "comm_ms",
            "compute_slowdown_pct", "peak_mem_bytes", "device_pool_reserved_high_bytes", "device_used_high_bytes"}
-BIGGER = {"algbw_gbps", "busbw_gbps", "tflops", "pct_peak", "tokens_per_s", "mfu_pct", "hfu_pct", "overlap_pct",
+BIGGER = {"algbw_gbps", "busbw_gbps", "tflops", "pct_peak", "tokens_per_s", "tokens_per_s_per_rank", "mfu_pct",
+          "hfu_pct", "overlap_pct",
           "overlap_min_pct", "hidden_pct"}
 # the figures of the results files, by run label prefix and metric
 runs = json.load(open(f"{d}/step.json"))["runs"] + json.load(open(f"{d}/ag.json"))["runs"]

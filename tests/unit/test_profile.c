@@ -141,6 +141,16 @@ static void test_shipped_hw(void) {
     ZB_CHECK(a100.bf16_flops == 3.12e14 && a100.nvlink_bytes_per_s == 3.0e11);
     ZB_CHECK_OK(zb_hw_profile_load("b200", &b200));
     ZB_CHECK(b200.bf16_flops == 2.25e15 && b200.nvlink_bytes_per_s == 9.0e11);
+    /* every GPU profile carries the sim's parameters (docs/sim-validation.md runs them) */
+    const zb_hw_profile *gpus[] = {&h100, &a100, &b200, &h200};
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        unsigned need = ZB_SIM_GEMM_EFFICIENCY | ZB_SIM_MEM_EFFICIENCY | ZB_SIM_ATTENTION_EFFICIENCY |
+                        ZB_SIM_INTERFERENCE | ZB_SIM_OP_OVERHEAD | ZB_SIM_LATENCY_INTRA | ZB_SIM_LATENCY_INTER;
+        ZB_CHECK_MSG((gpus[i]->sim.have & need) == need, "%s: sim parameters %#x of %#x", gpus[i]->name,
+                     gpus[i]->sim.have & need, need);
+    }
+    ZB_CHECK(a100.sim.gemm_eff[a100.sim.n_gemm_eff - 1] == 0.869 && a100.sim.mem_efficiency == 0.88);
+    ZB_CHECK(b200.sim.attention_fwd_efficiency == 0.63 && b200.sim.latency_inter_s == 1.4e-5);
 
     zb_hw_profile cpu;
     ZB_CHECK_OK(zb_hw_profile_load("cpu", &cpu));

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# docs/sim-validation.md's table is what the sim predicts now: the script
+# that writes it (bench/sim_vs_published.py) regenerates it through the real
+# binary ($ZB) and it must come out unchanged (a change of the cost model or
+# of a hardware profile comes with the table it produces). Also: --check
+# fails on a table that differs, and --write touches nothing outside the
+# markers.
+set -u
+source "$(dirname "$0")/../lib.sh"
+: "${ZB:?ZB must name the zerobench binary}"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zb_simval.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+script="$root/bench/sim_vs_published.py"
+
+check timeout 300 python3 "$script" --zerobench "$ZB" --check "$root/docs/sim-validation.md" >"$tmp/check.out" 2>&1 ||
+    show "$tmp/check.out"
+# A table one figure off is caught.
+sed 's/| +13\.3 % |/| +13.4 % |/' "$root/docs/sim-validation.md" >"$tmp/edited.md"
+check bash -c "! cmp -s \"$tmp/edited.md\" \"$root/docs/sim-validation.md\""
+check expect_rc 1 "$tmp/edited" timeout 300 python3 "$script" --zerobench "$ZB" --check "$tmp/edited.md"
+# --write restores it, and the prose around the markers is kept.
+check timeout 300 python3 "$script" --zerobench "$ZB" --write "$tmp/edited.md"
+check cmp -s "$tmp/edited.md" "$root/docs/sim-validation.md"
+python3 - "$root/docs/sim-validation.md" <<'PY' || fail=1
+import re, sys
+from zbcheck import check, finish
+text = open(sys.argv[1]).read()
+rows = [l for l in text.splitlines() if re.match(r"\| \d+ \|", l)]
+check(len(rows) >= 6, f"{len(rows)} rows, want at least six published runs")
+sources = {l.split("|")[2].strip() for l in rows}
+check(len({s.split("-")[0] for s in sources}) >= 2, f"sources {sources}: want two independent ones")
+m = re.search(r"Rows that match what zerobench models: (\d+)", text)
+check(m is not None and int(m.group(1)) >= 6, "the error summary covers fewer than six matching rows")
+finish()
+PY
+[ "$fail" -eq 0 ] && echo "test_sim_validation: $passed checks passed"
+exit "$fail"
