@@ -1,0 +1,107 @@
+"""The sim's predictions against real runs on this machine (printed, not a
+test): `zerobench calibrate` fits a profile here for each case's model and
+layout, the step runs for real RUNS times (`--mode both`, cases
+alternated), the sim runs the same step on the calibrated profile, and the
+table gives per case and schedule, for step time, compute, comm, exposed
+comm and overlap, the measured median over runs with its range, the
+prediction, and predicted/measured (overlap: the difference in points).
+
+Cases: the tiny model and the medium one (4 layers, dim 512, ...) on 2
+ranks, the medium on 4. Issue 21's target: step times within 10 % of the
+measured median, overlap within 10 points.
+
+    python3 bench/sim_vs_measured.py --zerobench build/zerobench [--runs 5] [--steps 20] [--keep DIR]
+
+As root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment (ci/env.sh).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MEDIUM = dict(layers=4, dim=512, heads=8, kv_heads=4, head_dim=64, ffn_dim=1408, vocab=8192, seq=256, batch=2)
+CASES = [("tiny", 2), ("medium", 2), ("medium", 4)]
+FIGURES = [("step_time_ms", "step (ms)"), ("compute_ms", "compute (ms)"), ("comm_ms", "comm (ms)"),
+           ("exposed_comm_ms", "exposed comm (ms)"), ("overlap_pct", "overlap (%)")]
+
+
+def model_file(tmp, name):
+    """A model profile for the case (the medium is the tiny one reshaped)."""
+    if name == "tiny":
+        return "tiny"
+    prof = json.load(open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                       "profiles", "models", "tiny.json")))
+    prof.update(MEDIUM)
+    prof["name"] = "medium"
+    prof["source"] = "bench/sim_vs_measured.py: the tiny profile with issue 21's medium shape"
+    path = os.path.join(tmp, "medium.json")
+    json.dump(prof, open(path, "w"))
+    return path
+
+
+def run(cmd, what):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    if p.returncode != 0:
+        sys.exit(f"sim_vs_measured: {what}: {' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-2000:]}")
+    return p.stdout
+
+
+def figures(path):
+    """{mode: {key: value}} of a step results file."""
+    return {r["mode"]: r["metrics"] for r in json.load(open(path))["runs"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--zerobench", default="build/zerobench")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--keep", help="keep the profiles and results in this folder")
+    a = ap.parse_args()
+    zb = os.path.abspath(a.zerobench)
+    tmp = a.keep or tempfile.mkdtemp(prefix="zb_simmeas.")
+    os.makedirs(tmp, exist_ok=True)
+    models = {name: model_file(tmp, name) for name, _ in CASES}
+    cal = {}
+    for name, ranks in CASES:
+        path = os.path.join(tmp, f"cal_{name}_{ranks}.json")
+        run([zb, "calibrate", "-o", path, "--gpus-per-node", str(ranks), "--model", models[name]], "calibrate")
+        cal[(name, ranks)] = path
+    measured = {c: [] for c in CASES}
+    for i in range(a.runs):  # cases alternated, so a slow spell of the machine hits each alike
+        for name, ranks in CASES:
+            out = os.path.join(tmp, f"real_{name}_{ranks}_{i}.json")
+            run(["mpirun", "--oversubscribe", "-np", str(ranks), zb, "step", "--model", models[name], "--mode", "both",
+                 "--steps", str(a.steps), "--warmup", "2", "--json", out], "step")
+            measured[(name, ranks)].append(figures(out))
+    print(f"# predicted (sim on the profile calibrated here) against measured (median over {a.runs} runs "
+          f"[min, max] of each run's figure, {a.steps} steps each); target: step within 10 %, overlap within 10 points")
+    print(f"# {'case':16s} {'mode':9s} {'figure':18s} {'measured':>26s} {'predicted':>10s} {'pred/meas':>10s}")
+    for name, ranks in CASES:
+        out = os.path.join(tmp, f"sim_{name}_{ranks}.json")
+        run([zb, "step", "--backend", "sim", "--hw", cal[(name, ranks)], "--gpus-per-node", str(ranks),
+             "--model", models[name], "--mode", "both", "--steps", "3", "--warmup", "1", "--json", out], "sim")
+        pred = figures(out)
+        for mode in ("sync", "prefetch"):
+            for key, label in FIGURES:
+                vals = [r[mode][key] for r in measured[(name, ranks)] if r[mode].get(key) is not None]
+                p = pred[mode].get(key)
+                if not vals or p is None:
+                    continue
+                med = statistics.median(vals)
+                meas = f"{med:.3f} [{min(vals):.3f}, {max(vals):.3f}]"
+                if key == "overlap_pct":
+                    ratio = f"{p - med:+.1f} pt"
+                else:
+                    ratio = f"{p / med:.2f}" if med > 0 else "n/a"
+                print(f"  {name + ' x' + str(ranks):16s} {mode:9s} {label:18s} {meas:>26s} {p:10.3f} {ratio:>10s}")
+    if not a.keep:
+        subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    main()
