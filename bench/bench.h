@@ -58,6 +58,15 @@ typedef struct zb_bench_ctx {
     int device_sharing;
 } zb_bench_ctx;
 
+/* The step's --param-dtype when not given: the device backend's, except on
+ * a CPU hardware profile (kind "cpu", as calibrate writes for this machine),
+ * where the step runs fp32 on every backend: the sim on a calibrated CPU
+ * profile then models the step the cpu backend ran, not a bf16 one with
+ * half its bytes. */
+static inline zb_dtype zb_bench_default_param_dtype(const zb_bench_ctx *ctx) {
+    return ctx->hw.is_cpu ? ZB_DTYPE_F32 : ctx->backends.device->default_param_dtype;
+}
+
 /* zb_bench.flags */
 enum {
     ZB_BENCH_ALWAYS_TRACE = 1u << 0, /* traces every op even without --trace (measures from the trace) */

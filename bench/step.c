@@ -27,7 +27,7 @@ zb_status zb_step_make_plan(const zb_bench_ctx *ctx, zb_step_plan *plan) {
     /* The device's GEMM workspace: the fits check and the ledger count it. */
     ec->gemm_stream_workspace_bytes = ctx->dev ? ctx->dev->ops->gemm_stream_workspace_bytes : 0;
     ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &ec->test_delay_ms));
-    zb_config_step_dtypes(cfg, ctx->backends.device->default_param_dtype, &ec->param_dtype, &ec->act_dtype,
+    zb_config_step_dtypes(cfg, zb_bench_default_param_dtype(ctx), &ec->param_dtype, &ec->act_dtype,
                           &ec->grad_dtype);
     zb_adamw_cfg_default(&ec->opt);
     ec->opt.lr = (float)cfg->lr;

@@ -160,7 +160,7 @@ static int relaunch(const zb_config *cfg, int argc, char **argv) {
  * runs measured against one peak from runs measured against two. */
 static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm, char *basis, size_t n) {
     const zb_config *cfg = ctx->cfg;
-    bool bf16 = ctx->bench->peak_dtype(cfg, ctx->backends.device->default_param_dtype) == ZB_DTYPE_BF16;
+    bool bf16 = ctx->bench->peak_dtype(cfg, zb_bench_default_param_dtype(ctx)) == ZB_DTYPE_BF16;
     if (cfg->peak_gflops > 0) {
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
