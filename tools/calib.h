@@ -1,5 +1,6 @@
 /* zerobench calibrate (calibrate.c: options and the child runs;
- * calib_profile.c: the profile it writes): what it measured and fitted. */
+ * calib_profile.c: the profile it writes; calib_report.c: its printout):
+ * what it measured and fitted. */
 #ifndef ZB_CALIB_H
 #define ZB_CALIB_H
 
@@ -64,6 +65,11 @@ extern const char *const zb_calib_colls[ZB_CALIB_N_COLLS];
  * nor in the base, `borrowed` those taken from the base, each joined with
  * ", " ("" when none; n bytes each). */
 zb_status zb_calib_write_profile(const zb_calib *c, const char *path, char *missing, char *borrowed, size_t n);
+
+/* Prints what calibrate measured and fitted (calib_report.c): each fit with
+ * its residuals, the parameters taken from the base (`borrowed`) or found
+ * nowhere (`missing`), and the profile written to `out`. */
+void zb_calib_print_summary(const zb_calib *c, const char *out, const char *missing, const char *borrowed);
 
 #ifdef __cplusplus
 }
