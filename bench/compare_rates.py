@@ -28,11 +28,17 @@ With --bases K (default 3; 0: off) it also judges against several bases
 (`compare B1 .. BK -- NEW`): each run as NEW against the K runs after it
 (cyclically; false alarms, RUNS comparisons) and each slowed run against
 K runs other than its own source (detection).
+With --groups K (default 3; 0: off) it judges K runs against K runs
+(`compare B1 .. BK -- N1 .. NK`, Welch's t over the runs' figures): --splits
+random splits of the runs into two disjoint groups (false alarms), and the
+same splits with the NEW group's runs slowed (detection). Splits share runs,
+so they are fewer independent draws than their number: RUNS // (2 K) per
+split are independent.
 The issue's targets: false alarms at most 5 % of pairs, a 10 % step
 slowdown caught in at least 95 %.
 
     python3 bench/compare_rates.py --zerobench build/zerobench [--bench step|allgather] [--runs 6] [--steps 20]
-        [--warmup 2] [--slow 10] [--bases 3] [--inject scale|hook] [--keep DIR]
+        [--warmup 2] [--slow 10] [--bases 3] [--groups 3] [--splits 100] [--inject scale|hook] [--keep DIR]
 
 As root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment (ci/env.sh).
@@ -81,7 +87,8 @@ def compare(args, base, new):
     one per run: True for REGRESSION) and the metrics called REGRESSION.
     base: one file, or a list of them (several bases)."""
     entries, rc = [], None
-    files = [base, new] if isinstance(base, str) else base + ["--", new]
+    news = [new] if isinstance(new, str) else new
+    files = [base, new] if isinstance(base, str) and isinstance(new, str) else list(base) + ["--"] + news
     for tool in ("customSmallerIsBetter", "customBiggerIsBetter"):
         p = subprocess.run([args.zerobench, "compare", *files, "--format", "github-benchmark",
                             "--github-tool", tool], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -129,6 +136,18 @@ def scale_step(src, dst, factor, key="step_time_ms", rates=RATES["step"]):
     json.dump(d, open(dst, "w"))
 
 
+def group_splits(args, n):
+    """--splits seeded random (base, new) index groups of --groups runs each, disjoint."""
+    import random
+    rng = random.Random(20261206)
+    k = args.groups
+    out = []
+    for _ in range(args.splits):
+        idx = rng.sample(range(n), 2 * k)
+        out.append((idx[:k], idx[k:]))
+    return out
+
+
 def report(args, base, slow, exclude_same):
     for p in base + slow:
         strip_samples(p, p + ".nosamples")
@@ -137,15 +156,23 @@ def report(args, base, slow, exclude_same):
     n, k = len(base), args.bases
     many_same = [([base[(i + j) % n] for j in range(1, k + 1)], base[i]) for i in range(n)] if 0 < k < n else []
     many_cross = [([base[(i + j) % n] for j in range(1, k + 1)], slow[i]) for i in range(n)] if 0 < k < n else []
+    groups_same = groups_cross = []
+    if 0 < args.groups and 2 * args.groups <= n:
+        splits = group_splits(args, n)
+        groups_same = [([base[i] for i in b], [base[i] for i in w]) for b, w in splits]
+        groups_cross = [([base[i] for i in b], [slow[i] for i in w]) for b, w in splits]
     print(f"# judged by           case            pairs  gate exit 1        {TIME[args.bench]} REGRESSION")
     for label, suffix in (("samples (U test)", ""), ("rule (no samples)", ".nosamples")):
         cases = [("false alarms", same), ("detection", cross)]
         if suffix == "":
             cases += [(f"false, {k} bases", many_same), (f"detect, {k} bases", many_cross)]
+            g = args.groups
+            cases += [(f"false, {g} vs {g}", groups_same), (f"detect, {g} vs {g}", groups_cross)]
         for case, pairs in cases:
             if not pairs:
                 continue
-            g, m, f, r, by = rates(args, [(b + suffix if isinstance(b, str) else b, x + suffix) for b, x in pairs])
+            g, m, f, r, by = rates(args, [(b + suffix if isinstance(b, str) else b, x + suffix if isinstance(x, str) else x)
+                                          for b, x in pairs])
             print(f"  {label:18s}  {case:16s}  {m:5d}  {g:4d} ({100 * g / m:5.1f} %)  "
                   f"{f:4d} of {r:3d} rows ({100 * f / max(r, 1):5.1f} %)")
             print(f"#   REGRESSION rows by metric: {dict(sorted(by.items())) or 'none'}")
@@ -156,6 +183,8 @@ def main():
     ap.add_argument("--zerobench", default="build/zerobench")
     ap.add_argument("--bench", choices=("step", "allgather"), default="step")
     ap.add_argument("--bases", type=int, default=3, help="base files for the several-bases cases (0: off)")
+    ap.add_argument("--groups", type=int, default=3, help="runs per side for the several-NEW-files cases (0: off)")
+    ap.add_argument("--splits", type=int, default=100, help="random splits judged with --groups")
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)

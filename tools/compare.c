@@ -41,6 +41,7 @@ const char *zb_verdict_name(zb_verdict v) {
     case ZB_VERDICT_NOT_COMPARABLE: return "not comparable (different peaks)";
     case ZB_VERDICT_UNDETECTED: return "no difference detectable";
     case ZB_VERDICT_NOT_COMPARABLE_ENV: return "not comparable (environment)";
+    case ZB_VERDICT_WORSE: return "worse (not gated)";
     }
     return "?";
 }
@@ -113,9 +114,9 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
 /* ---- arguments ------------------------------------------------------------ */
 
 typedef struct cmp_args {
-    const char *files[ZB_CMP_MAX_BASES + 1]; /* as given: bases (files or folders), then NEW */
+    const char *files[2 * ZB_CMP_MAX_BASES]; /* as given: bases, then NEW (files or folders) */
     int n_files;
-    bool dashdash; /* "--" seen: the one file after it is NEW */
+    bool dashdash; /* "--" seen: the files after it are NEW */
     int n_before;  /* files before "--" */
     zb_cmp_format format;
     int github_tool; /* -1 unset, 0 smaller, 1 bigger */
@@ -124,21 +125,33 @@ typedef struct cmp_args {
     int n_tol;
     unsigned ignore_env;
     bool no_gate; /* --no-gate: write the output, exit 0 whatever the verdicts */
+    bool gate_all;
+    const zb_metric_def *gate[64];
+    int n_gate;
     bool help;
 } cmp_args;
 
 static const char *cmp_usage =
     "usage: zerobench compare BASE.json NEW.json [options]\n"
     "       zerobench compare BASE1.json BASE2.json ... -- NEW.json [options]   (a BASE may be a folder)\n"
+    "       zerobench compare BASE1.json BASE2.json ... -- NEW1.json NEW2.json ... [options]\n"
     "  Pairs the runs of the results files by identity and judges each metric:\n"
     "  exit 0 nothing regressed, 1 a regression, 2 unusable input, 3 nothing comparable\n"
     "  (the environments or peaks differ for every judged metric). With per-step or\n"
     "  per-iteration samples in both runs (metrics.samples), a regression is a change\n"
     "  beyond the tolerance that the Mann-Whitney U test finds at 5 %; derived metrics\n"
     "  (tokens/s, MFU, bandwidth) take their source's verdict; runs without samples:\n"
-    "  tolerance and min-max spread. Several bases: NEW regresses when it is worse than\n"
-    "  the base runs' range of figures widened by the tolerance, and the test (their\n"
-    "  samples pooled) finds it worse.\n"
+    "  tolerance and min-max spread. Several bases: from 3, NEW regresses when it is\n"
+    "  worse than the tolerance and than the bound a rerun of the base stays inside\n"
+    "  (Student's t over their figures); with 2, their range widened by the tolerance.\n"
+    "  Several NEW files too (the same setup run 2+ times on each side, the steadiest\n"
+    "  gate): Welch's t over the runs' figures, and the tolerance. With several files\n"
+    "  the 5 %% false alarms are split over the gate's figures.\n"
+    "  Only headline figures gate (times, bandwidths, memory, wrong elements); the\n"
+    "  step's breakdown (compute, comm, exposed comm, overlap) is judged and shown as\n"
+    "  'worse (not gated)'.\n"
+    "  --gate all|KEY[,KEY]     the metrics whose verdicts decide the exit code: all, or\n"
+    "                           those listed (their derived metrics follow)\n"
     "  --tolerance KEY=X[,KEY=X]  tolerance of a metric (repeatable): % of the base value,\n"
     "                           or points / elements for *_pct metrics and wrong\n"
     "  --ignore-env KEY[,KEY]   judge across this environment difference anyway (BLAS core,\n"
@@ -177,6 +190,28 @@ static zb_status add_tolerances(cmp_args *a, const char *text) {
     return ZB_OK;
 }
 
+static zb_status add_gates(cmp_args *a, const char *text) {
+    char buf[512], names[1024];
+    if (!*text) return ZB_FAIL(ZB_ERR_INVALID, "--gate needs all or KEY[,KEY] (e.g. step_time_ms,comm_ms)");
+    if (strlen(text) >= sizeof buf) return ZB_FAIL(ZB_ERR_INVALID, "--gate: value too long");
+    if (!strcmp(text, "all")) {
+        a->gate_all = true;
+        return ZB_OK;
+    }
+    strcpy(buf, text);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        const zb_metric_def *m = zb_metric_find(item);
+        if (!m) {
+            zb_metric_names(names, sizeof names);
+            return ZB_FAIL(ZB_ERR_INVALID, "--gate: unknown metric '%.64s' (accepted: all, %s)", item, names);
+        }
+        if (a->n_gate >= (int)(sizeof a->gate / sizeof a->gate[0])) return ZB_FAIL(ZB_ERR_INVALID, "--gate: too many");
+        a->gate[a->n_gate++] = m;
+    }
+    return ZB_OK;
+}
+
 static zb_status add_ignore_env(cmp_args *a, const char *text) {
     char buf[512], names[512];
     if (!*text) return ZB_FAIL(ZB_ERR_INVALID, "--ignore-env needs KEY[,KEY] (e.g. blas_core)");
@@ -194,7 +229,7 @@ static zb_status add_ignore_env(cmp_args *a, const char *text) {
     return ZB_OK;
 }
 
-/* The files: BASE NEW, or BASE... -- NEW (one NEW). */
+/* The files: BASE NEW, or BASE... -- NEW... */
 static zb_status check_files(cmp_args *a) {
     if (!a->dashdash) {
         if (a->n_files != 2) {
@@ -205,10 +240,7 @@ static zb_status check_files(cmp_args *a) {
         return ZB_OK;
     }
     if (a->n_before < 1) return ZB_FAIL(ZB_ERR_INVALID, "'--': expected at least one BASE before it");
-    if (a->n_files - a->n_before != 1) {
-        return ZB_FAIL(ZB_ERR_INVALID, "'--': expected one NEW results file after it (got %d)",
-                       a->n_files - a->n_before);
-    }
+    if (a->n_files - a->n_before < 1) return ZB_FAIL(ZB_ERR_INVALID, "'--': expected a NEW results file after it");
     return ZB_OK;
 }
 
@@ -222,7 +254,7 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
         } else if (!strcmp(arg, "--no-gate")) {
             a->no_gate = true;
         } else if (!strcmp(arg, "--")) {
-            if (a->dashdash) return ZB_FAIL(ZB_ERR_INVALID, "'--' given twice (BASE... -- NEW.json)");
+            if (a->dashdash) return ZB_FAIL(ZB_ERR_INVALID, "'--' given twice (BASE... -- NEW...)");
             a->dashdash = true;
             a->n_before = a->n_files;
         } else if ((v = zb_tool_flag_value(argc, argv, &i, "--tolerance", NULL))) {
@@ -230,6 +262,8 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
             ZB_TRY(add_tolerances(a, v));
         } else if ((v = zb_tool_flag_value(argc, argv, &i, "--ignore-env", NULL))) {
             ZB_TRY(add_ignore_env(a, v));
+        } else if ((v = zb_tool_flag_value(argc, argv, &i, "--gate", NULL))) {
+            ZB_TRY(add_gates(a, v));
         } else if ((v = zb_tool_flag_value(argc, argv, &i, "--format", NULL))) {
             if (!strcmp(v, "text")) a->format = ZB_CMP_TEXT;
             else if (!strcmp(v, "markdown")) a->format = ZB_CMP_MARKDOWN;
@@ -247,10 +281,10 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
             a->output = v;
         } else if (arg[0] == '-' && arg[1]) {
             return ZB_FAIL(ZB_ERR_INVALID, "unknown option '%.32s' (see zerobench compare --help)", arg);
-        } else if (a->n_files < ZB_CMP_MAX_BASES + 1) {
+        } else if (a->n_files < 2 * ZB_CMP_MAX_BASES) {
             a->files[a->n_files++] = arg;
         } else {
-            return ZB_FAIL(ZB_ERR_INVALID, "'%.64s': at most %d base files", arg, ZB_CMP_MAX_BASES);
+            return ZB_FAIL(ZB_ERR_INVALID, "'%.64s': at most %d files", arg, 2 * ZB_CMP_MAX_BASES);
         }
     }
     if (a->help) return ZB_OK;
@@ -263,7 +297,7 @@ static zb_status parse_args(int argc, char **argv, cmp_args *a) {
         return ZB_FAIL(ZB_ERR_INVALID, "--github-tool goes with --format github-benchmark");
     }
     ZB_TRY(zb_out_path_check("--output", a->output));
-    zb_path_use uses[ZB_CMP_MAX_BASES + 2];
+    zb_path_use uses[2 * ZB_CMP_MAX_BASES + 1];
     uses[0] = (zb_path_use){"--output", a->output, true};
     for (int i = 0; i < a->n_files; i++) uses[i + 1] = (zb_path_use){i < a->n_before ? "BASE" : "NEW", a->files[i], false};
     return zb_paths_distinct(uses, a->n_files + 1);
@@ -323,7 +357,27 @@ void zb_compare_follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row)
     }
 }
 
-void zb_compare_count(zb_cmp_result *r, const zb_cmp_row *row) {
+bool zb_compare_gates(const zb_cmp_result *r, const zb_metric_def *m) {
+    const zb_metric_def *src = m->derived_from ? zb_metric_find(m->derived_from) : NULL;
+    if (r->gate_all) return true;
+    if (r->n_gate) {
+        for (int i = 0; i < r->n_gate; i++) {
+            if (r->gate[i] == m || (src && r->gate[i] == src)) return true;
+        }
+        return false;
+    }
+    return zb_metric_role_of(m) != ZB_ROLE_DIAGNOSTIC;
+}
+
+bool zb_compare_in_family(const zb_cmp_result *r, const zb_metric_def *m) {
+    return !m->derived_from && m->role != ZB_ROLE_EXACT && zb_compare_gates(r, m);
+}
+
+void zb_compare_count(zb_cmp_result *r, zb_cmp_row *row) {
+    row->gated = zb_compare_gates(r, row->m);
+    if (!row->gated && row->verdict == ZB_VERDICT_REGRESSION) row->verdict = ZB_VERDICT_WORSE;
+    r->n_worse += row->verdict == ZB_VERDICT_WORSE;
+    r->n_groups += row->basis == ZB_BASIS_GROUPS;
     r->n_tested += row->basis == ZB_BASIS_TEST;
     r->n_rule += row->basis == ZB_BASIS_RULE && row->verdict != ZB_VERDICT_NOT_MEASURED;
     r->n_reruns += row->basis == ZB_BASIS_RERUNS;
@@ -429,18 +483,19 @@ static int fail_input(void) {
     return ZB_CMP_EXIT_INPUT;
 }
 
-/* The base files: each BASE as given, a folder as its *.json files in name
- * order (not recursing), into *paths (malloc'ed strings, free_paths them). */
-static zb_status expand_bases(const cmp_args *a, char ***paths, size_t *n) {
+/* The files a->files[from..to): each as given, a folder as its *.json
+ * files in name order (not recursing), into *paths (malloc'ed strings,
+ * free_paths them). `role` names the side in messages. */
+static zb_status expand_files(const cmp_args *a, int from, int to, const char *role, char ***paths, size_t *n) {
     *n = 0;
     *paths = (char **)calloc(ZB_CMP_MAX_BASES, sizeof **paths);
     if (!*paths) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
-    for (int i = 0; i < a->n_before; i++) {
+    for (int i = from; i < to; i++) {
         const char *f = a->files[i];
         char shown[72];
         DIR *d = opendir(f);
         if (!d) { /* a file (or unreadable: its load says why) */
-            if (*n >= ZB_CMP_MAX_BASES) return ZB_FAIL(ZB_ERR_INVALID, "at most %d base files", ZB_CMP_MAX_BASES);
+            if (*n >= ZB_CMP_MAX_BASES) return ZB_FAIL(ZB_ERR_INVALID, "at most %d %s files", ZB_CMP_MAX_BASES, role);
             if (!((*paths)[(*n)++] = strdup(f))) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
             continue;
         }
@@ -450,8 +505,8 @@ static zb_status expand_bases(const cmp_args *a, char ***paths, size_t *n) {
             size_t len = strlen(e->d_name);
             if (len < 6 || strcmp(e->d_name + len - 5, ".json") || e->d_name[0] == '.') continue;
             if (*n >= ZB_CMP_MAX_BASES) {
-                s = ZB_FAIL(ZB_ERR_INVALID, "'%s': at most %d base files", zb_results_shown_path(f, shown),
-                            ZB_CMP_MAX_BASES);
+                s = ZB_FAIL(ZB_ERR_INVALID, "'%s': at most %d %s files", zb_results_shown_path(f, shown),
+                            ZB_CMP_MAX_BASES, role);
                 break;
             }
             char *p = (char *)malloc(strlen(f) + len + 2);
@@ -462,11 +517,18 @@ static zb_status expand_bases(const cmp_args *a, char ***paths, size_t *n) {
         closedir(d);
         ZB_TRY(s);
         if (*n == first) {
-            return ZB_FAIL(ZB_ERR_INVALID, "'%s': a folder with no *.json results file (BASE: a file or a folder of them)",
-                           zb_results_shown_path(f, shown));
+            return ZB_FAIL(ZB_ERR_INVALID, "'%s': a folder with no *.json results file (%s: a file or a folder of them)",
+                           zb_results_shown_path(f, shown), role);
         }
         qsort(*paths + first, *n - first, sizeof **paths, cmp_str);
     }
+    return ZB_OK;
+}
+
+/* Loads paths[0..n) into *docs (calloc'ed). */
+static zb_status load_all(char **paths, size_t n, json_t ***docs) {
+    if (!(*docs = (json_t **)calloc(n ? n : 1, sizeof **docs))) return ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    for (size_t i = 0; i < n; i++) ZB_TRY(zb_results_load(paths[i], &(*docs)[i]));
     return ZB_OK;
 }
 
@@ -486,28 +548,35 @@ static int compare_main(int argc, char **argv) {
         fputs(cmp_usage, stdout);
         return 0;
     }
-    char **paths = NULL;
-    size_t nb = 0;
-    json_t **bases = NULL, *nw = NULL;
-    const char *new_path = a.files[a.n_files - 1];
-    zb_status s = expand_bases(&a, &paths, &nb);
-    if (s == ZB_OK && !(bases = (json_t **)calloc(nb, sizeof *bases))) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
-    for (size_t i = 0; s == ZB_OK && i < nb; i++) s = zb_results_load(paths[i], &bases[i]);
-    if (s == ZB_OK) s = zb_results_load(new_path, &nw);
+    char **paths = NULL, **new_paths = NULL;
+    size_t nb = 0, nn = 0;
+    json_t **bases = NULL, **news = NULL;
+    zb_status s = expand_files(&a, 0, a.n_before, "BASE", &paths, &nb);
+    if (s == ZB_OK) s = expand_files(&a, a.n_before, a.n_files, "NEW", &new_paths, &nn);
+    if (s == ZB_OK) s = load_all(paths, nb, &bases);
+    if (s == ZB_OK) s = load_all(new_paths, nn, &news);
     if (s != ZB_OK) {
         int code = s == ZB_ERR_NOMEM ? 1 : fail_input();
         if (s == ZB_ERR_NOMEM) fprintf(stderr, "zerobench compare: %s\n", zb_error_message());
         free_docs(bases, paths, nb);
-        json_decref(nw);
+        free_docs(news, new_paths, nn);
         return code;
     }
     zb_cmp_result r;
     memset(&r, 0, sizeof r);
     r.base_path = nb == 1 ? paths[0] : NULL;
-    r.new_path = new_path;
+    r.new_path = nn == 1 ? new_paths[0] : NULL;
     r.ignore_env = a.ignore_env;
+    r.gate_all = a.gate_all;
+    r.n_gate = a.n_gate;
+    memcpy(r.gate, a.gate, sizeof r.gate);
     char *text = NULL;
-    s = zb_compare_bases((const json_t *const *)bases, (const char *const *)paths, nb, nw, a.tol, a.n_tol, &r);
+    if (nn == 1) {
+        s = zb_compare_bases((const json_t *const *)bases, (const char *const *)paths, nb, news[0], a.tol, a.n_tol, &r);
+    } else {
+        s = zb_compare_groups((const json_t *const *)bases, (const char *const *)paths, nb, (const json_t *const *)news,
+                              (const char *const *)new_paths, nn, a.tol, a.n_tol, &r);
+    }
     if (s == ZB_OK) s = zb_compare_render(&r, a.format, a.github_tool == 1, &text);
     int code = 0;
     if (s != ZB_OK) {
@@ -528,7 +597,7 @@ static int compare_main(int argc, char **argv) {
     free(text);
     zb_compare_result_free(&r);
     free_docs(bases, paths, nb);
-    json_decref(nw);
+    free_docs(news, new_paths, nn);
     return code;
 }
 

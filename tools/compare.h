@@ -25,7 +25,8 @@ typedef enum zb_verdict {
     ZB_VERDICT_NOT_MEASURED, /* null or absent in one of the runs: not judged */
     ZB_VERDICT_NOT_COMPARABLE, /* against the peak (MFU, % of peak), the runs' peaks differ: not judged */
     ZB_VERDICT_UNDETECTED, /* samples: changed beyond tolerance, but the test finds no difference */
-    ZB_VERDICT_NOT_COMPARABLE_ENV /* the files' environments differ (compare_env.c): not judged */
+    ZB_VERDICT_NOT_COMPARABLE_ENV, /* the files' environments differ (compare_env.c): not judged */
+    ZB_VERDICT_WORSE /* a regression of a metric that does not gate (a diagnostic; --gate): shown, exit 0 */
 } zb_verdict;
 
 /* compare's exit status (docs/design.md, Regression compare). */
@@ -36,7 +37,8 @@ typedef enum zb_cmp_basis {
     ZB_BASIS_RULE = 0, /* no samples on both sides: tolerance and the min-max spread (noise) */
     ZB_BASIS_TEST,     /* both runs' samples: the two-sample test and the tolerance */
     ZB_BASIS_SOURCE,   /* a derived metric: its source metric's verdict (metric_table.h) */
-    ZB_BASIS_RERUNS    /* 3+ base runs: the prediction bound of a rerun (rerun.h) and the tolerance */
+    ZB_BASIS_RERUNS,   /* 3+ base runs: the prediction bound of a rerun (rerun.h) and the tolerance */
+    ZB_BASIS_GROUPS    /* 2+ base and 2+ new runs: Welch's t over their figures (groups.h) and the tolerance */
 } zb_cmp_basis;
 
 const char *zb_verdict_name(zb_verdict v);
@@ -69,6 +71,13 @@ typedef struct zb_cmp_row {
      * to ZB_CMP_MAX_RUNS_NEEDED does). */
     double rerun_spread, rerun_lo, rerun_hi, detectable, alpha;
     size_t runs_needed;
+    /* Several NEW files (ZB_BASIS_GROUPS): the new runs with the metric (new
+     * is their median, new_lo..new_hi their range) and their spread;
+     * rerun_spread is the base runs', p the one-sided p of NEW worse,
+     * runs_needed counts runs per side. */
+    size_t n_new_runs;
+    double new_spread;
+    bool gated; /* its verdict decides the exit code (zb_compare_gates) */
 } zb_cmp_row;
 
 /* The share of reruns of the base that may fail the gate (several bases):
@@ -100,6 +109,15 @@ typedef struct zb_cmp_result {
     size_t n_tested, n_rule; /* rows judged by the two-sample test / by today's rule (no samples) */
     size_t n_reruns;         /* rows judged by the prediction bound over 3+ base runs */
     size_t gate_family;      /* several bases: the measured metrics judged, each at ZB_CMP_GATE_ALPHA / it */
+    size_t n_groups;         /* rows judged by Welch's t over base and new runs (several NEW files) */
+    size_t n_worse;          /* rows worse beyond their test in a metric that does not gate */
+    size_t n_news;           /* NEW files (1: one NEW run per label) */
+    char new_label[256];     /* several NEW files: what new_path points to */
+    /* Which metrics gate, set by the caller (--gate): gate_all, or the
+     * n_gate listed, or (neither) every metric whose role is not diagnostic. */
+    bool gate_all;
+    const zb_metric_def *gate[64];
+    int n_gate;
     char peak_note[640]; /* the first pair whose peaks differ, both named; "" none */
     /* One line per environment difference (compare_env.c), in order; more than
      * ZB_CMP_MAX_ENV_LINES are counted in n_env_more. */
@@ -189,12 +207,45 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
 void zb_compare_judge_bases(const zb_metric_def *m, double tol, double alpha, const json_t *const *base_metrics, size_t k,
                             const json_t *new_metrics, zb_cmp_row *row);
 
+/* "3 files: a.json, b.json, c.json" (shortened to fit cap). */
+void zb_compare_files_label(const char *const *names, size_t n, char *out, size_t cap);
+
+/* compare_groups.c: several NEW files (n_news >= 2) against n_bases >= 2
+ * base documents. The runs are those of news[0]; each is matched by
+ * identity in every other NEW file and every base file whose environment
+ * matches NEW's (the others are left out, each named; NEW files from
+ * different environments are unusable input). Each metric of each run is
+ * judged by zb_compare_judge_groups at ZB_CMP_GATE_ALPHA over the gate's
+ * family. The caller sets r->base_path (or NULL) and r->new_path (or
+ * NULL). ZB_ERR_INVALID: fewer than two base files, a file without runs,
+ * or no run in common. */
+zb_status zb_compare_groups(const json_t *const *bases, const char *const *names, size_t n_bases,
+                            const json_t *const *news, const char *const *new_names, size_t n_news,
+                            const zb_cmp_tolerance *tol, int n_tol, zb_cmp_result *r);
+
+/* Judges metric m of k_new NEW runs against k base runs' metrics objects:
+ * with at least two figures on each side, Welch's t over them (groups.h;
+ * log scale for a relative metric): a regression is worse than the
+ * tolerance (NEW's median against BASE's) with the test's one-sided p
+ * below alpha, better the same the other way, a change beyond the
+ * tolerance the test does not support no difference detectable, else ok.
+ * With fewer: zb_compare_judge_bases with NEW's first run that has it. */
+void zb_compare_judge_groups(const zb_metric_def *m, double tol, double alpha, const json_t *const *base_metrics,
+                             size_t k, const json_t *const *new_metrics, size_t k_new, zb_cmp_row *row);
+
 /* Shared by the two judgements (compare.c): the tolerance of m (the last
  * --tolerance given, else the default); a derived metric's row takes the
  * verdict of its source among rows[0..n); a row counted into r's totals. */
 double zb_compare_tolerance_of(const zb_cmp_tolerance *tol, int n_tol, const zb_metric_def *m);
 void zb_compare_follow_source(const zb_cmp_row *rows, size_t n, zb_cmp_row *row);
-void zb_compare_count(zb_cmp_result *r, const zb_cmp_row *row);
+void zb_compare_count(zb_cmp_result *r, zb_cmp_row *row);
+/* Whether m's verdicts decide the exit code under r's --gate (a derived
+ * metric: its source's). A regression of one that does not is counted
+ * ZB_VERDICT_WORSE by zb_compare_count. */
+bool zb_compare_gates(const zb_cmp_result *r, const zb_metric_def *m);
+/* The gate's family (several bases or NEW files): whether m, present in a
+ * judged NEW run, counts in it: gated, measured (not derived), not exact. */
+bool zb_compare_in_family(const zb_cmp_result *r, const zb_metric_def *m);
 /* A judged row of a pair whose environments (other_env) or, for MFU, HFU
  * and % of peak, peaks differ becomes not comparable. */
 void zb_compare_not_comparable(zb_cmp_row *row, bool other_env, bool other_peak);

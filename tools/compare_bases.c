@@ -138,7 +138,7 @@ void zb_compare_judge_bases(const zb_metric_def *m, double tol, double alpha, co
 }
 
 /* "3 files: a.json, b.json, c.json" (shortened to fit). */
-static void bases_label(const char *const *names, size_t n, char *out, size_t cap) {
+void zb_compare_files_label(const char *const *names, size_t n, char *out, size_t cap) {
     size_t used = (size_t)snprintf(out, cap, "%zu files:", n);
     for (size_t i = 0; i < n && used < cap; i++) {
         char shown[72];
@@ -178,11 +178,12 @@ static zb_status unmatched_bases(const json_t *const *bases, size_t n_bases, boo
     return ZB_OK;
 }
 
-/* One NEW run against its partner runs (part[0..k), from documents
- * docs[0..k)): its rows. */
-static void judge_run(zb_cmp_result *r, const json_t *nw, const json_t *new_run, const json_t *const *part,
-                      const json_t *const *docs, size_t k, bool other_env, const zb_cmp_tolerance *tol, int n_tol,
-                      double alpha, const json_t **bm) {
+/* One NEW run (new_run of nw, with its partners npart[0..kn) in the NEW
+ * files, new_run first) against its partner runs (part[0..k), from
+ * documents docs[0..k)): its rows. */
+static void judge_run(zb_cmp_result *r, const json_t *nw, const json_t *new_run, const json_t *const *npart,
+                      size_t kn, const json_t *const *part, const json_t *const *docs, size_t k, bool other_env,
+                      const zb_cmp_tolerance *tol, int n_tol, double alpha, const json_t **bm, const json_t **nmv) {
     zb_cmp_pair *p = &r->pairs[r->n_pairs];
     p->base_run = part[0];
     p->new_run = new_run;
@@ -195,16 +196,19 @@ static void judge_run(zb_cmp_result *r, const json_t *nw, const json_t *new_run,
         other_peak = true;
         if (!r->peak_note[0]) snprintf(r->peak_note, sizeof r->peak_note, "%s", peaks);
     }
-    const json_t *nm = json_object_get(new_run, "metrics");
+    for (size_t j = 0; j < kn; j++) nmv[j] = json_object_get(npart[j], "metrics");
     size_t first_row = r->n_rows;
     for (int i = 0; zb_metric_at(i); i++) {
         const zb_metric_def *m = zb_metric_at(i);
-        bool present = json_object_get(nm, m->key) != NULL;
+        bool present = false;
+        for (size_t j = 0; j < kn && !present; j++) present = json_object_get(nmv[j], m->key) != NULL;
         for (size_t j = 0; j < k && !present; j++) present = json_object_get(bm[j], m->key) != NULL;
         if (!present) continue;
         zb_cmp_row *row = &r->rows[r->n_rows++];
         row->pair = r->n_pairs;
-        zb_compare_judge_bases(m, zb_compare_tolerance_of(tol, n_tol, m), alpha, bm, k, nm, row);
+        double t = zb_compare_tolerance_of(tol, n_tol, m);
+        if (kn > 1) zb_compare_judge_groups(m, t, alpha, bm, k, nmv, kn, row);
+        else zb_compare_judge_bases(m, t, alpha, bm, k, nmv[0], row);
         zb_compare_follow_source(r->rows + first_row, r->n_rows - 1 - first_row, row);
         zb_compare_not_comparable(row, other_env, other_peak);
         zb_compare_count(r, row);
@@ -218,27 +222,66 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
         if (!r->base_path) r->base_path = names[0];
         return zb_compare_docs(bases[0], nw, tol, n_tol, r);
     }
-    bases_label(names, n_bases, r->base_label, sizeof r->base_label);
+    const char *new_name = r->new_path;
+    return zb_compare_groups(bases, names, n_bases, &nw, &new_name, 1, tol, n_tol, r);
+}
+
+/* NEW files other than the first measured in another environment are not
+ * one setup run several times: unusable input, the difference named. */
+static zb_status same_setup(const json_t *const *news, const char *const *new_names, size_t n_news, unsigned ignore) {
+    for (size_t j = 1; j < n_news; j++) {
+        zb_cmp_result probe;
+        memset(&probe, 0, sizeof probe);
+        char shown[2][72];
+        if (zb_compare_env(news[j], NULL, news[0], ignore, &probe) == 0) continue;
+        return ZB_FAIL(ZB_ERR_INVALID, "NEW files '%s' and '%s' differ (%s): several NEW files are one setup run "
+                                       "several times",
+                       zb_results_shown_path(new_names[0], shown[0]), zb_results_shown_path(new_names[j], shown[1]),
+                       probe.env_lines[0]);
+    }
+    return ZB_OK;
+}
+
+zb_status zb_compare_groups(const json_t *const *bases, const char *const *names, size_t n_bases,
+                            const json_t *const *news, const char *const *new_names, size_t n_news,
+                            const zb_cmp_tolerance *tol, int n_tol, zb_cmp_result *r) {
+    char shown[72];
+    if (n_news > 1 && n_bases < 2) {
+        return ZB_FAIL(ZB_ERR_INVALID, "%zu NEW files need at least 2 BASE files (got %zu): the spread between "
+                                       "runs is measured on both sides", n_news, n_bases);
+    }
+    zb_compare_files_label(names, n_bases, r->base_label, sizeof r->base_label);
     if (!r->base_path) r->base_path = r->base_label;
     r->n_bases = n_bases;
-    const json_t *nr = json_object_get(nw, "runs");
+    r->n_news = n_news;
+    if (n_news > 1) zb_compare_files_label(new_names, n_news, r->new_label, sizeof r->new_label);
+    if (!r->new_path) r->new_path = n_news > 1 ? r->new_label : new_names[0];
+    const json_t *nw = news[0], *nr = json_object_get(nw, "runs");
     size_t nn = json_array_size(nr), n_metrics = 0;
-    char shown[72];
-    if (!nn) return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", zb_results_shown_path(r->new_path, shown));
+    for (size_t j = 0; j < n_news; j++) {
+        if (!json_array_size(json_object_get(news[j], "runs"))) {
+            return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", zb_results_shown_path(new_names[j], shown));
+        }
+    }
     for (size_t j = 0; j < n_bases; j++) {
         if (!json_array_size(json_object_get(bases[j], "runs"))) {
             return ZB_FAIL(ZB_ERR_INVALID, "'%s': no runs to compare", zb_results_shown_path(names[j], shown));
         }
     }
+    ZB_TRY(same_setup(news, new_names, n_news, r->ignore_env));
     while (zb_metric_at((int)n_metrics)) n_metrics++;
     /* A base from another environment measured something else: left out, named. */
     bool *out = (bool *)calloc(n_bases, sizeof *out);
-    long **pair = (long **)calloc(n_bases, sizeof *pair);
+    long **pair = (long **)calloc(n_bases, sizeof *pair), **npair = (long **)calloc(n_news, sizeof *npair);
     bool **used = (bool **)calloc(n_bases, sizeof *used);
     const json_t **part = (const json_t **)calloc(n_bases, sizeof *part), **docs = NULL, **bm = NULL;
+    const json_t **npart = (const json_t **)calloc(n_news, sizeof *npart), **nmv = NULL;
     docs = (const json_t **)calloc(n_bases, sizeof *docs);
     bm = (const json_t **)calloc(n_bases, sizeof *bm);
-    zb_status s = out && pair && used && part && docs && bm ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+    nmv = (const json_t **)calloc(n_news, sizeof *nmv);
+    zb_status s = out && pair && npair && used && part && npart && docs && bm && nmv
+                      ? ZB_OK
+                      : ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     for (size_t j = 0; s == ZB_OK && j < n_bases; j++) {
         zb_results_shown_path(names[j], shown);
         out[j] = zb_compare_env(bases[j], shown, nw, r->ignore_env, r) > 0;
@@ -249,24 +292,32 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
         used[j] = (bool *)calloc(json_array_size(br), sizeof **used);
         if (!pair[j] || !used[j] || !zb_run_pair(nr, br, pair[j], &np)) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     }
+    for (size_t j = 1; s == ZB_OK && j < n_news; j++) {
+        size_t np = 0;
+        npair[j] = (long *)malloc(nn * sizeof **npair);
+        if (!npair[j] || !zb_run_pair(nr, json_object_get(news[j], "runs"), npair[j], &np)) {
+            s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
+        }
+    }
     if (s == ZB_OK) {
         r->pairs = (zb_cmp_pair *)calloc(nn, sizeof *r->pairs);
         r->rows = (zb_cmp_row *)calloc(nn * n_metrics, sizeof *r->rows);
         r->only_new = (char **)calloc(nn, sizeof *r->only_new);
         if (!r->pairs || !r->rows || !r->only_new) s = ZB_FAIL(ZB_ERR_NOMEM, "compare: out of memory");
     }
-    /* The gate's family: every measured (not derived) metric of every NEW
-     * run with partners; each is judged at ZB_CMP_GATE_ALPHA / family so
-     * that a rerun of the base fails the whole gate in at most that share
-     * of runs (Bonferroni), not once per figure: a sweep of 7 sizes x 2
-     * placements judged each at 5 % failed 20 % of same-commit reruns. */
+    /* The gate's family: every gated measured metric (not derived, not
+     * exact: zb_compare_in_family) of every NEW run with partners; each is
+     * judged at ZB_CMP_GATE_ALPHA / family so that a rerun of the base
+     * fails the whole gate in at most that share of runs (Bonferroni), not
+     * once per figure: a sweep of 7 sizes x 2 placements judged each at 5 %
+     * failed 20 % of same-commit reruns. */
     size_t family = 0;
     for (size_t i = 0; s == ZB_OK && i < nn; i++) {
         bool partnered = false;
         for (size_t j = 0; j < n_bases; j++) partnered = partnered || pair[j][i] >= 0;
         const json_t *nm = json_object_get(json_array_get(nr, i), "metrics");
         for (int q = 0; partnered && zb_metric_at(q); q++) {
-            family += !zb_metric_at(q)->derived_from && json_object_get(nm, zb_metric_at(q)->key);
+            family += zb_compare_in_family(r, zb_metric_at(q)) && json_object_get(nm, zb_metric_at(q)->key);
         }
     }
     r->gate_family = family ? family : 1;
@@ -274,7 +325,7 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
     for (size_t i = 0; s == ZB_OK && i < nn; i++) {
         /* the partners in the bases that match NEW's environment; none there:
          * those in the others, judged as not comparable */
-        size_t k = 0;
+        size_t k = 0, kn = 0;
         bool other_env = false;
         for (int pass = 0; pass < 2 && k == 0; pass++) {
             other_env = pass == 1;
@@ -286,8 +337,12 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
             }
         }
         const json_t *run = json_array_get(nr, i);
+        npart[kn++] = run;
+        for (size_t j = 1; j < n_news; j++) {
+            if (npair[j][i] >= 0) npart[kn++] = json_array_get(json_object_get(news[j], "runs"), (size_t)npair[j][i]);
+        }
         if (k) {
-            judge_run(r, nw, run, part, docs, k, other_env, tol, n_tol, alpha, bm);
+            judge_run(r, nw, run, npart, kn, part, docs, k, other_env, tol, n_tol, alpha, bm, nmv);
             continue;
         }
         char label[160];
@@ -305,11 +360,15 @@ zb_status zb_compare_bases(const json_t *const *bases, const char *const *names,
         free(pair[j]);
         free(used[j]);
     }
+    for (size_t j = 0; npair && j < n_news; j++) free(npair[j]);
     free(out);
     free(pair);
+    free(npair);
     free(used);
     free(part);
+    free(npart);
     free(docs);
     free(bm);
+    free(nmv);
     return s;
 }

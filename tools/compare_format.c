@@ -93,6 +93,12 @@ static void fmt_basis(const zb_cmp_row *r, char *out, size_t n) {
                  r->rerun_spread, u, r->rerun_lo, r->rerun_hi, r->detectable, u);
         return;
     }
+    else if (r->basis == ZB_BASIS_GROUPS) {
+        const char *u = r->m->absolute ? r->m->unit : "%";
+        snprintf(out, n, "%zu vs %zu runs, spread %.3g/%.3g %s, Welch p=%.2g, detects >= %.3g %s", r->n_base_runs,
+                 r->n_new_runs, r->rerun_spread, r->new_spread, u, r->p, r->detectable, u);
+        return;
+    }
     else if (isfinite(r->ratio_lo)) {
         used = (size_t)snprintf(out, n, "U p=%.2g, x%.3f [%.3f, %.3f], n %zu/%zu", r->p, r->ratio, r->ratio_lo,
                                 r->ratio_hi, r->n_base_samples, r->n_new_samples);
@@ -115,6 +121,8 @@ static void summary_line(const zb_cmp_result *r, sbuf *b) {
     if (r->n_bases_left_out) sb_printf(b, ", %zu left out (environment)", r->n_bases_left_out);
     sb_printf(b, "; %zu judged by the samples' test, %zu by the rule (no samples)", r->n_tested, r->n_rule);
     if (r->n_reruns) sb_printf(b, ", %zu by the spread between base runs", r->n_reruns);
+    if (r->n_groups) sb_printf(b, ", %zu by Welch's t over base and new runs", r->n_groups);
+    if (r->n_worse) sb_printf(b, "; %zu worse in metrics that do not gate (--gate all gates them)", r->n_worse);
 }
 
 /* Where the base runs vary too much for the gate to catch a change of the
@@ -123,15 +131,28 @@ static void summary_line(const zb_cmp_result *r, sbuf *b) {
 static void noise_lines(const zb_cmp_result *r, sbuf *b) {
     for (size_t i = 0; i < r->n_rows; i++) {
         const zb_cmp_row *row = &r->rows[i];
-        if (row->basis != ZB_BASIS_RERUNS || !(row->detectable > row->tolerance)) continue;
+        bool spread = row->basis == ZB_BASIS_RERUNS || row->basis == ZB_BASIS_GROUPS;
+        if (!spread || !row->gated || !(row->detectable > row->tolerance)) continue;
         bool shown = true; /* the widest row of its metric, the first of equals */
         for (size_t j = 0; j < r->n_rows && shown; j++) {
             const zb_cmp_row *o = &r->rows[j];
-            if (j == i || o->basis != ZB_BASIS_RERUNS || o->m != row->m || !(o->detectable > o->tolerance)) continue;
+            if (j == i || o->basis != row->basis || o->m != row->m || !(o->detectable > o->tolerance)) continue;
             shown = !(o->detectable > row->detectable || (o->detectable == row->detectable && j < i));
         }
         if (!shown) continue;
         const char *u = row->m->absolute ? row->m->unit : "%";
+        if (row->basis == ZB_BASIS_GROUPS) {
+            sb_printf(b, "# noise too large for %s: the %zu base and %zu new runs vary by %.3g and %.3g %s, so at %.2g "
+                         "%% false alarms (%g %% over the gate's %zu figure(s)) only a change of %.3g %s or more is "
+                         "caught in 95 %% of runs, not the %g %s tolerance; ",
+                      row->m->key, row->n_base_runs, row->n_new_runs, row->rerun_spread, row->new_spread, u,
+                      100.0 * row->alpha, 100.0 * ZB_CMP_GATE_ALPHA, r->gate_family, row->detectable, u,
+                      row->tolerance, u);
+            if (row->runs_needed) sb_printf(b, "%zu runs on each side would catch it\n", row->runs_needed);
+            else sb_printf(b, "no number of runs catches it at this spread: steadier runs (more steps, a quieter "
+                              "machine) or a wider tolerance\n");
+            continue;
+        }
         sb_printf(b, "# noise too large for %s: the %zu base runs vary by %.3g %s, so at %.2g %% false alarms (%g %% "
                      "over the gate's %zu figure(s)) only a change of %.3g %s or more is caught in 95 %% of runs, not "
                      "the %g %s tolerance; ",
@@ -157,13 +178,26 @@ static zb_status render_text(const zb_cmp_result *r, sbuf *b) {
                      "whole run: on a shared machine the larger part of the noise); with 3 or more base runs (compare B1 B2 B3 "
                      "-- NEW) the gate judges against what reruns give\n");
     }
-    if (r->n_bases > 1) {
+    if (r->n_news > 1) {
+        sb_printf(b, "# %zu base and %zu new files: base and new are the medians of their runs' figures; a regression "
+                     "is worse than the tolerance with Welch's t over the runs' figures (log values for a relative "
+                     "metric) finding NEW worse, one-sided, each of the %zu gated figures at %.2g %%, so that a rerun "
+                     "of the base fails the gate in %g %%\n", r->n_bases, r->n_news, r->gate_family,
+                  100.0 * ZB_CMP_GATE_ALPHA / (double)(r->gate_family ? r->gate_family : 1), 100.0 * ZB_CMP_GATE_ALPHA);
+    } else if (r->n_bases > 1) {
         sb_printf(b, "# %zu base files: base is the median of the base runs' figures; from 3 base runs a regression "
                      "is worse than both the tolerance and the bound a rerun of the base stays inside (their "
-                     "figures' mean and spread, Student's t; each of the %zu measured figures at %.2g %%, so that a "
+                     "figures' mean and spread, Student's t; each of the %zu gated figures at %.2g %%, so that a "
                      "rerun fails the gate in %g %%); with 2, worse than their range widened by the "
                      "tolerance, with the test (their samples pooled) finding it; noise: worse than the tolerance, "
                      "inside the bound or range\n", r->n_bases, r->gate_family, 100.0 * ZB_CMP_GATE_ALPHA / (double)(r->gate_family ? r->gate_family : 1), 100.0 * ZB_CMP_GATE_ALPHA);
+    }
+    size_t ungated = 0;
+    for (size_t i = 0; i < r->n_rows; i++) ungated += !r->rows[i].gated && r->rows[i].verdict != ZB_VERDICT_NOT_MEASURED;
+    if (ungated) {
+        sb_printf(b, "# the exit code follows the headline figures (times, bandwidths, memory, wrong elements); the "
+                     "step's breakdown (compute, comm, exposed comm, overlap) is judged the same way and shown, a "
+                     "regression there as 'worse (not gated)' (--gate all gates it)\n");
     }
     /* Said before the table: what its MFU and times rest on differs. */
     if (r->peak_note[0]) sb_printf(b, "# %s\n", r->peak_note);

@@ -11,7 +11,11 @@
  * names the metric a judged one is computed from in the same run: bandwidth
  * and TFLOP/s are bytes or FLOPs over time_us, tokens/s and MFU/HFU are
  * tokens or FLOPs over step_time_ms, overlap_min_pct is the least of
- * overlap_pct's values; compare judges them by their source. */
+ * overlap_pct's values; compare judges them by their source. The role
+ * (metric_table.h) says which verdicts decide compare's exit code: the
+ * headline times by a test over the noise, memory and wrong elements on
+ * the tolerance alone (allocation is deterministic), the step's breakdown
+ * only with --gate. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +29,7 @@ static const zb_metric_def zb_metrics_judged[] = {
     {"algbw_gbps", "GB/s", ZB_BETTER_HIGHER, 5.0, false, "time_us"},
     {"busbw_gbps", "GB/s", ZB_BETTER_HIGHER, 5.0, false, "time_us"},
     {"direct_time_us", "us", ZB_BETTER_LOWER, 5.0, false},
-    {"wrong", "elements", ZB_BETTER_LOWER, 0.0, true},
+    {"wrong", "elements", ZB_BETTER_LOWER, 0.0, true, NULL, ZB_ROLE_EXACT},
     /* gemm */
     {"tflops", "TFLOP/s", ZB_BETTER_HIGHER, 5.0, false, "time_us"},
     {"pct_peak", "%", ZB_BETTER_HIGHER, 4.0, true, "time_us"},
@@ -35,16 +39,16 @@ static const zb_metric_def zb_metrics_judged[] = {
     {"tokens_per_s_per_rank", "tokens/s", ZB_BETTER_HIGHER, 5.0, false, "step_time_ms"},
     {"mfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true, "step_time_ms"},
     {"hfu_pct", "%", ZB_BETTER_HIGHER, 2.0, true, "step_time_ms"},
-    {"overlap_pct", "%", ZB_BETTER_HIGHER, 5.0, true},
-    {"overlap_min_pct", "%", ZB_BETTER_HIGHER, 10.0, true, "overlap_pct"},
-    {"hidden_pct", "%", ZB_BETTER_HIGHER, 10.0, true},
-    {"exposed_comm_ms", "ms", ZB_BETTER_LOWER, 10.0, false},
-    {"compute_ms", "ms", ZB_BETTER_LOWER, 5.0, false},
-    {"comm_ms", "ms", ZB_BETTER_LOWER, 10.0, false},
-    {"compute_slowdown_pct", "%", ZB_BETTER_LOWER, 5.0, true},
-    {"peak_mem_bytes", "bytes", ZB_BETTER_LOWER, 1.0, false},
-    {"device_pool_reserved_high_bytes", "bytes", ZB_BETTER_LOWER, 1.0, false},
-    {"device_used_high_bytes", "bytes", ZB_BETTER_LOWER, 1.0, false},
+    {"overlap_pct", "%", ZB_BETTER_HIGHER, 5.0, true, NULL, ZB_ROLE_DIAGNOSTIC},
+    {"overlap_min_pct", "%", ZB_BETTER_HIGHER, 10.0, true, "overlap_pct", ZB_ROLE_DIAGNOSTIC},
+    {"hidden_pct", "%", ZB_BETTER_HIGHER, 10.0, true, NULL, ZB_ROLE_DIAGNOSTIC},
+    {"exposed_comm_ms", "ms", ZB_BETTER_LOWER, 10.0, false, NULL, ZB_ROLE_DIAGNOSTIC},
+    {"compute_ms", "ms", ZB_BETTER_LOWER, 5.0, false, NULL, ZB_ROLE_DIAGNOSTIC},
+    {"comm_ms", "ms", ZB_BETTER_LOWER, 10.0, false, NULL, ZB_ROLE_DIAGNOSTIC},
+    {"compute_slowdown_pct", "%", ZB_BETTER_LOWER, 5.0, true, NULL, ZB_ROLE_DIAGNOSTIC},
+    {"peak_mem_bytes", "bytes", ZB_BETTER_LOWER, 1.0, false, NULL, ZB_ROLE_EXACT},
+    {"device_pool_reserved_high_bytes", "bytes", ZB_BETTER_LOWER, 1.0, false, NULL, ZB_ROLE_EXACT},
+    {"device_used_high_bytes", "bytes", ZB_BETTER_LOWER, 1.0, false, NULL, ZB_ROLE_EXACT},
 };
 
 #define ZB_N_JUDGED ((int)(sizeof zb_metrics_judged / sizeof zb_metrics_judged[0]))
@@ -60,6 +64,11 @@ const zb_metric_def *zb_metric_find(const char *key) {
 
 bool zb_metric_against_peak(const zb_metric_def *m) {
     return m && (!strcmp(m->key, "mfu_pct") || !strcmp(m->key, "hfu_pct") || !strcmp(m->key, "pct_peak"));
+}
+
+zb_metric_role zb_metric_role_of(const zb_metric_def *m) {
+    const zb_metric_def *src = m->derived_from ? zb_metric_find(m->derived_from) : NULL;
+    return src ? src->role : m->role;
 }
 
 void zb_metric_names(char *out, size_t n) {

@@ -17,6 +17,13 @@ extern "C" {
 
 typedef enum zb_better { ZB_BETTER_LOWER = 0, ZB_BETTER_HIGHER = 1 } zb_better;
 
+/* What a metric's verdict does to compare's exit code. */
+typedef enum zb_metric_role {
+    ZB_ROLE_GATE = 0,   /* a measured headline figure (step or op time): gates, by a test over noise */
+    ZB_ROLE_EXACT,      /* deterministic (memory, wrong elements): gates on the tolerance alone */
+    ZB_ROLE_DIAGNOSTIC  /* explains the headline (compute, comm, overlap): judged and shown, gates only with --gate */
+} zb_metric_role;
+
 typedef struct zb_metric_def {
     const char *key;      /* the key under a run's "metrics" */
     const char *unit;     /* for tables and github-benchmark ("ms", "GB/s") */
@@ -27,6 +34,12 @@ typedef struct zb_metric_def {
      * MFU of step time, bandwidth of time): compare gives it its source's
      * verdict, so the two never disagree. NULL: judged on its own. */
     const char *derived_from;
+    /* A derived metric has its source's role. Diagnostic: the step's
+     * breakdown moves with load far more than the step time it explains
+     * (a 2-rank tiny step's comm_ms varied 2x between identical runs), so
+     * gating on it failed half of all same-commit pairs; a slower step shows
+     * in step_time_ms, and the breakdown says why. */
+    zb_metric_role role;
 } zb_metric_def;
 
 /* The definition of `key`, or NULL when the tools do not judge it. */
@@ -36,6 +49,8 @@ const zb_metric_def *zb_metric_at(int i);
 /* True for the metrics measured against a FLOP peak (mfu_pct, hfu_pct,
  * pct_peak): compare judges them only between runs with the same peak. */
 bool zb_metric_against_peak(const zb_metric_def *m);
+/* m's role, a derived metric's being its source's. */
+zb_metric_role zb_metric_role_of(const zb_metric_def *m);
 /* The judged keys joined by ", " (for "accepted: ..." messages). */
 void zb_metric_names(char *out, size_t n);
 

@@ -36,23 +36,27 @@ static double beta_reg(double a, double b, double x) {
     return x < (a + 1.0) / (a + b + 2.0) ? front * beta_cf(a, b, x) / a : 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
 }
 
-double zb_t_cdf(double t, int df) {
-    if (df < 1 || isnan(t)) return NAN;
+double zb_t_cdf_real(double t, double df) {
+    if (!(df > 0) || isnan(t)) return NAN;
     double tail = 0.5 * beta_reg(df / 2.0, 0.5, df / (df + t * t)); /* P(T > |t|) */
     return t >= 0 ? 1.0 - tail : tail;
 }
 
-double zb_t_quantile(double p, int df) {
-    if (df < 1 || !(p > 0.5 && p < 1.0)) return NAN;
+double zb_t_quantile_real(double p, double df) {
+    if (!(df > 0) || !(p > 0.5 && p < 1.0)) return NAN;
     double lo = 0.0, hi = 1.0;
-    while (zb_t_cdf(hi, df) < p && hi < 1e12) hi *= 2.0;
+    while (zb_t_cdf_real(hi, df) < p && hi < 1e12) hi *= 2.0;
     for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
         double mid = 0.5 * (lo + hi);
-        if (zb_t_cdf(mid, df) < p) lo = mid;
+        if (zb_t_cdf_real(mid, df) < p) lo = mid;
         else hi = mid;
     }
     return 0.5 * (lo + hi);
 }
+
+double zb_t_cdf(double t, int df) { return df < 1 ? NAN : zb_t_cdf_real(t, (double)df); }
+
+double zb_t_quantile(double p, int df) { return df < 1 ? NAN : zb_t_quantile_real(p, (double)df); }
 
 double zb_t95(int df) { return zb_t_quantile(0.95, df); }
 

@@ -46,6 +46,9 @@ typedef struct zb_rerun_bound {
 double zb_t_cdf(double t, int df);
 double zb_t_quantile(double p, int df);
 double zb_t95(int df);
+/* The same for a real df > 0 (Welch's degrees of freedom, groups.h). */
+double zb_t_cdf_real(double t, double df);
+double zb_t_quantile_real(double p, double df);
 
 /* The bound from v[0..k) at false-alarm rate alpha per side (0.05: the
  * one-sided 95 % bound; a gate over m figures passes alpha / m to keep its

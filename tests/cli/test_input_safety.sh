@@ -14,7 +14,7 @@ check "$ZB" gemm --shape 32x32x32 -n 1 -w 0 --json good.json
 mkfifo fifo
 mkdir folder
 expect2 cmpfifo "'fifo': not a regular file (a FIFO)" "$ZB" compare fifo good.json
-expect2 cmpdir "'folder': not a regular file" "$ZB" compare good.json folder
+expect2 cmpdir "'folder': a folder with no *.json results file (NEW: a file or a folder of them)" "$ZB" compare good.json -- folder
 expect2 plotfifo "'fifo': not a regular file (a FIFO)" "$ZB" plot fifo -o figs
 check test ! -e figs
 expect2 hwfifo "'./fifo': not a regular file (a FIFO)" "$ZB" gemm --shape 32x32x32 -n 1 -w 0 --hw ./fifo

@@ -68,9 +68,19 @@ done <<'EOF'
 ag allgather time_us 1.5 0.5
 gemm gemm time_us 1.5 0.5
 step step step_time_ms 2 0.5 prefetch
-step step compute_ms 2 0.5 prefetch
 step step peak_mem_bytes 1.5 0.5 prefetch
 EOF
+# a diagnostic (the step's breakdown) is judged and shown, but gates only
+# when --gate names it (or all)
+doctor "$tmp/step.json" "$tmp/w.json" step compute_ms 2 prefetch || fail=1
+cmp 0 diag_compute_ms "$tmp/w.json.base" "$tmp/w.json"
+check grep -q "compute_ms .*worse (not gated)" "$tmp/diag_compute_ms.out"
+check grep -q "1 worse in metrics that do not gate" "$tmp/diag_compute_ms.out"
+cmp 1 gate_compute_ms "$tmp/w.json.base" "$tmp/w.json" --gate compute_ms
+check grep -q "compute_ms .*REGRESSION" "$tmp/gate_compute_ms.out"
+cmp 1 gate_all "$tmp/w.json.base" "$tmp/w.json" --gate all
+cmp 2 gate_bad "$tmp/w.json.base" "$tmp/w.json" --gate speed
+check grep -q "gate: unknown metric 'speed' (accepted: all, time_us" "$tmp/gate_bad.err"
 # derived metrics take their source's verdict: bandwidth and TFLOP/s follow
 # time_us (moved alone, they are ok; with the time, they regress with it)
 for key in busbw_gbps tflops; do
@@ -127,7 +137,7 @@ for key in ("overlap_pct", "mfu_pct"):
                     r["metrics"]["samples"][key] = [value] * 6  # and its samples (3 steps x 2 ranks)
         json.dump(doc, open(f"{d}/{key}_{name}.json", "w"))
 PY
-cmp 1 overlap_pct_worse "$tmp/overlap_pct_base.json" "$tmp/overlap_pct_worse.json"
+cmp 1 overlap_pct_worse "$tmp/overlap_pct_base.json" "$tmp/overlap_pct_worse.json" --gate overlap_pct
 # judged by the test against one base run: the line that points to several
 check grep -q "^# one base run: its steps' spread does not hold how a rerun moves" "$tmp/overlap_pct_worse.out"
 check test "$(grep -c '^# one base run' "$tmp/nosamples.out")" -eq 0
@@ -179,6 +189,14 @@ check grep -q "^# 2 base files: base is the median" "$tmp/multi.out"
 cmp 1 multi_dir "$tmp/bases" -- "$tmp/slow.json"
 check grep -q "3 base files" "$tmp/multi_dir.out"
 cmp 0 multi_same "$tmp/bases" -- "$tmp/bases/b1.json"
+# several NEW files too: Welch's t over the runs' figures (a folder of them on either side)
+mkdir -p "$tmp/news"
+for i in 1 2 3; do cp "$tmp/slow.json" "$tmp/news/n$i.json"; done
+cmp 1 groups "$tmp/bases" -- "$tmp/news"
+check grep -q "^# 3 base and 3 new files: base and new are the medians" "$tmp/groups.out"
+check grep -q "step_time_ms .*REGRESSION .*3 vs 3 runs, spread 0/0 %" "$tmp/groups.out"
+cmp 0 groups_same "$tmp/bases/b1.json" "$tmp/bases/b2.json" -- "$tmp/bases/b3.json" "$tmp/bases/b1.json"
+check grep -q "step_time_ms .*ok .*2 vs 2 runs" "$tmp/groups_same.out"
 cmp 1 one_base_dashdash "$tmp/slow.json.base" -- "$tmp/slow.json"
 "$ZB" compare "$tmp/slow.json.base" "$tmp/slow.json" >"$tmp/two_form.out" 2>&1
 check command cmp -s "$tmp/two_form.out" "$tmp/one_base_dashdash.out"
@@ -199,6 +217,7 @@ check grep -q "step_time_ms .*not comparable (environment)" "$tmp/env.out"
 cmp 0 env_ignored "$tmp/step.json" "$tmp/otherenv.json" --ignore-env blas_core,mpi_library
 check grep -q "^# judged anyway: blas_core" "$tmp/env_ignored.out"
 cmp 3 env_multi "$tmp/bases" -- "$tmp/otherenv.json"
+cmp 3 groups_env "$tmp/bases" -- "$tmp/otherenv.json" "$tmp/otherenv.json"
 # github-benchmark: one direction per array, parsed
 cmp 1 gh_small "$tmp/ag.json" "$tmp/t.json" --format github-benchmark --github-tool customSmallerIsBetter -o "$tmp/gh_small.json"
 cmp 0 gh_big "$tmp/step.json" "$tmp/step.json" --format github-benchmark --github-tool customBiggerIsBetter
@@ -267,13 +286,13 @@ cmp 2 one_file "$tmp/ag.json"
 cmp 2 no_base -- "$tmp/ag.json" -o "$tmp/never.txt"
 check grep -q "'--': expected at least one BASE before it" "$tmp/no_base.err"
 cmp 2 two_new "$tmp/ag.json" -- "$tmp/ag.json" "$tmp/ag.json"
-check grep -q "'--': expected one NEW results file after it (got 2)" "$tmp/two_new.err"
+check grep -q "2 NEW files need at least 2 BASE files (got 1)" "$tmp/two_new.err"
 cmp 2 empty_dir "$tmp/empty" -- "$tmp/ag.json" -o "$tmp/never.txt"
 check grep -q "empty': a folder with no \*.json results file" "$tmp/empty_dir.err"
 cmp 2 ignore_env "$tmp/ag.json" "$tmp/ag.json" --ignore-env nope
 check grep -q "ignore-env: unknown key 'nope' (accepted: backend, comm, blas_core" "$tmp/ignore_env.err"
 for e in mismatch broken missing schema tolerance tolerance_value tolerance_empty format gh_needs_tool one_file \
-  no_base two_new empty_dir ignore_env; do
+  no_base two_new empty_dir ignore_env gate_bad; do
   check [ "$(wc -l <"$tmp/$e.err")" -eq 1 ]
   check [ ! -s "$tmp/$e.out" ]
 done
