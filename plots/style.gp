@@ -9,11 +9,16 @@ if (!exists("data") || !exists("out")) {
 }
 if (!exists("height")) height = 2.4
 ext = strlen(out) >= 4 ? out[strlen(out)-3:] : ""
+# Text at its nominal size in both: the cairo terminals lay text out at 96
+# dpi, so pdfcairo (points) draws a font 4/3 its size times its fontscale
+# (default 0.5: 7 pt came out 4.7 pt), pngcairo (pixels, 300 a inch here)
+# 300/96 of it at fontscale 1. Labels are sized for these sizes (plot's
+# C side measures them in em of DejaVu Sans, "Sans" here).
 if (ext eq ".pdf") {
-    eval sprintf("set terminal pdfcairo size 3.3in,%.2fin font 'Sans,7' linewidth 1 rounded", height)
+    eval sprintf("set terminal pdfcairo size 3.3in,%.2fin font 'Sans,7' fontscale 0.75 linewidth 1 rounded", height)
 } else {
     if (ext eq ".png") {
-        eval sprintf("set terminal pngcairo size 990,%d font 'Sans,7' fontscale 2.9 linewidth 3 rounded", int(height * 300))
+        eval sprintf("set terminal pngcairo size 990,%d font 'Sans,7' fontscale 3.125 linewidth 3 rounded", int(height * 300))
     } else {
         print "out='", out, "': expected a name ending in .pdf or .png"
         exit status 2
@@ -26,6 +31,11 @@ set border 3 lw 0.8
 set tics nomirror out scale 0.6
 set grid ytics lc rgb '#d0d0d0' lw 0.5 dt 1
 set key noautotitle samplen 2.5 spacing 1.0 font ',6'
+# plot's legend layout (zb_plot_key_layout): at most kcols columns, each
+# kw characters wider than gnuplot reckons, so that wide text fits.
+if (!exists("kcols")) kcols = 0
+if (!exists("kw")) kw = 0
+set key maxcols (kcols > 0 ? kcols : 'auto') width kw
 set datafile missing 'NaN'
 # Okabe-Ito colours (distinct luminance), each with its own dash and point.
 set linetype 1 lc rgb '#000000' dt 1 pt 7 ps 0.55 lw 1.2

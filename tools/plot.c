@@ -447,12 +447,18 @@ static zb_status make_out_dir(const char *dir, bool *created) {
 /* The mark a simulated figure carries: what made its data. Quote-free, for
  * the origin='...' gnuplot assignment. */
 static void sim_mark(const zb_plot_inputs *in, char *out, size_t n) {
-    char hw[48] = "";
+    const char *hw = "";
     for (int i = 0; i < in->n && !hw[0]; i++) {
         const json_t *meta = json_object_get(in->files[i].doc, "meta");
-        zb_plot_gp_text(zb_plot_str(json_object_get(meta, "config"), "hw"), hw, sizeof hw);
+        hw = zb_plot_str(json_object_get(meta, "config"), "hw");
     }
-    if (hw[0]) snprintf(out, n, "SIMULATED (sim backend, profile %s)", hw);
+    /* One line across the figure's top (6.5 pt): the profile's name cut to
+     * what the rest leaves. */
+    char cut[256], safe[256];
+    int room = (int)(0.94 * ZB_PLOT_CANVAS_PT / 6.5 * 1000) - zb_plot_text_width("SIMULATED (sim backend, profile )");
+    zb_plot_cut_middle(hw, room, cut, sizeof cut);
+    zb_plot_gp_text(cut, safe, sizeof safe);
+    if (safe[0]) snprintf(out, n, "SIMULATED (sim backend, profile %s)", safe);
     else snprintf(out, n, "SIMULATED (sim backend)");
 }
 
@@ -506,7 +512,7 @@ static int plot_main(int argc, char **argv) {
     char whys[2048] = "";
     for (int g = 0; st == ZB_OK && g < N_ORIGINS; g++) {
         if (origin[g].n == 0) continue;
-        char mark[160] = "";
+        char mark[320] = "";
         if (g == 1) sim_mark(&origin[g], mark, sizeof mark);
         for (int k = 0; zb_plot_kind_at(k); k++) {
             made[g][k] = kinds[k].build(&origin[g], &outs[g][k]);

@@ -49,7 +49,7 @@ typedef struct zb_plot_out {
     size_t data_len;
     char *ref;
     size_t ref_len;
-    char vars[512];
+    char vars[2048];
     char why[256];
     char note[256];
 } zb_plot_out;
@@ -91,8 +91,13 @@ bool zb_plot_text_close(zb_plot_text *t);
  * (gnuplot skips such points). */
 void zb_plot_put_num(FILE *f, double v);
 /* A string for a data file, double-quoted, with quotes and control
- * characters replaced so that gnuplot reads it as one column. */
+ * characters replaced so that gnuplot reads it as one column, and every
+ * backslash a '/' (gnuplot reads escapes in a data file's quoted strings:
+ * an input's "\n" would break the line, "\042" make a quote). */
 void zb_plot_put_str(FILE *f, const char *s);
+/* A label made by zb_plot_wrap, whose only backslashes are its line
+ * breaks: written as zb_plot_put_str does, the breaks kept. */
+void zb_plot_put_wrapped(FILE *f, const char *s);
 
 /* Running gnuplot (plot_gnuplot.c). */
 

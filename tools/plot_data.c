@@ -9,6 +9,9 @@
 #include "plot_series.h"
 #include "profile.h"
 
+/* What a collective series' key ends in when it was measured in place. */
+#define IN_PLACE " (in place)"
+
 static bool fail(zb_plot_out *out, const char *why) {
     snprintf(out->why, sizeof out->why, "%s", why);
     return false;
@@ -21,12 +24,36 @@ static bool finish_text(zb_plot_text *t, char **text, size_t *len) {
     return true;
 }
 
+/* The line figures' legend: below the plot area, about 0.8 of the canvas
+ * wide, in milli-em of its 6 pt text. */
+#define LEGEND_ROOM ((int)(0.8 * ZB_PLOT_CANVAS_PT / 6 * 1000))
+
+/* The series' labels as legend entries (the reference lines' added by the
+ * caller). */
+static void key_of_series(const zb_plot_series_set *set, zb_plot_key *k) {
+    for (int i = 0; i < set->n; i++) zb_plot_key_add(k, set->s[i].label);
+}
+
+/* Appends the legend's layout to out->vars: its columns (at most) and the
+ * width increment that makes each as wide as its widest entry. */
+static void key_vars(zb_plot_out *out, zb_plot_key *k, int room, double samplen) {
+    zb_plot_key_layout(k, room, samplen);
+    size_t used = strlen(out->vars);
+    snprintf(out->vars + used, sizeof out->vars - used, "%skcols=%d; krows=%d; kw=%d", used ? "; " : "", k->cols,
+             k->rows, k->width_fix);
+}
+
 /* The common ending of the over-ranks figures: the series (labels already
- * unique) written as data blocks under `header`, columns `cols`. */
+ * unique) written as data blocks under `header`, columns `cols`; the
+ * legend's layout in out->vars (`room` and `samplen` as zb_plot_key_layout
+ * takes them). */
 static bool write_rank_series(zb_plot_series_set *set, const zb_plot_inputs *in, zb_plot_out *out,
-                              const char *header, const char *const cols[4]) {
+                              const char *header, const char *const cols[4], int room, double samplen) {
     for (int i = 0; i < set->n; i++) set->s[i].file = 0;
     zb_plot_series_finish(set, in);
+    zb_plot_key key = {0};
+    key_of_series(set, &key);
+    key_vars(out, &key, room, samplen);
     zb_plot_text t;
     if (!zb_plot_text_open(&t)) {
         zb_plot_series_free(set);
@@ -43,12 +70,17 @@ static bool is_collective(const char *bench) {
     return !strcmp(bench, "allgather") || !strcmp(bench, "reducescatter") || !strcmp(bench, "allreduce");
 }
 
-/* One horizontal reference line: two points at x0 and x1. */
-static void put_ref(FILE *f, bool first, const char *xcol, const char *label, double x0, double x1, double y) {
+/* One horizontal reference line: two points at x0 and x1, its label (a
+ * legend entry, cut as the series' are) added to the legend k. */
+static void put_ref(FILE *f, bool first, const char *xcol, const char *label, double x0, double x1, double y,
+                    zb_plot_key *k) {
+    char cut[512];
+    zb_plot_cut_middle(label, ZB_PLOT_LEGEND_WIDTH, cut, sizeof cut);
+    zb_plot_key_add(k, cut);
     if (!first) fputs("\n\n", f);
     zb_plot_put_str(f, xcol);
     fputc(' ', f);
-    zb_plot_put_str(f, label);
+    zb_plot_put_str(f, cut);
     fputc('\n', f);
     for (int i = 0; i < 2; i++) {
         zb_plot_put_num(f, i ? x1 : x0);
@@ -93,16 +125,16 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
             const char *bench = zb_plot_str(r, "bench");
             double size = zb_plot_num(r, "size_bytes"), bw = zb_plot_metric(r, "busbw_gbps");
             if (!is_collective(bench) || !(size > 0) || !isfinite(bw)) continue;
-            char label[160], nodes[32] = "";
+            char nodes[32] = "";
             int n_nodes = zb_plot_int(r, "nodes", -1);
             if (n_nodes > 1) snprintf(nodes, sizeof nodes, ", %d nodes", n_nodes);
             const char *dtype = zb_plot_str(r, "dtype");
             bool in_place = json_is_true(json_object_get(r, "in_place"));
             int ranks = zb_plot_int(r, "ranks", -1);
-            snprintf(label, sizeof label, "%s %s%s%s, %d rank%s%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
-                     strcmp(dtype, "float") ? dtype : "", ranks, ranks == 1 ? "" : "s", nodes,
-                     in_place ? " (in place)" : "");
-            zb_plot_series_add(&set, zb_plot_series_get(&set, label, i), (zb_plot_point){size, bw, NAN, NAN});
+            zb_plot_series *s = zb_plot_series_getf(&set, i, "%s %s%s%s, %d rank%s%s%s", bench, backend,
+                                                    strcmp(dtype, "float") ? " " : "", strcmp(dtype, "float") ? dtype : "",
+                                                    ranks, ranks == 1 ? "" : "s", nodes, in_place ? IN_PLACE : "");
+            zb_plot_series_add(&set, s, (zb_plot_point){size, bw, NAN, NAN});
             if (size < x0) x0 = size;
             if (size > x1) x1 = size;
         }
@@ -110,12 +142,16 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
     /* Out of place is the figure's measure; a series measured only in
      * place stays. */
     for (int i = 0; i < set.n; i++) {
-        char twin[160];
-        snprintf(twin, sizeof twin, "%s", set.s[i].label);
-        char *ip = strstr(twin, " (in place)");
-        if (!ip) continue;
-        *ip = '\0';
+        const char *key = set.s[i].key;
+        size_t len = strlen(key), tail = strlen(IN_PLACE);
+        if (len < tail || strcmp(key + len - tail, IN_PLACE)) continue;
+        char *twin = strndup(key, len - tail);
+        if (!twin) {
+            set.oom = true;
+            break;
+        }
         if (zb_plot_series_find(&set, twin, set.s[i].file) >= 0) zb_plot_series_drop(&set, i);
+        free(twin);
     }
     zb_plot_series_compact(&set);
     if (set.oom) {
@@ -127,6 +163,8 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         return fail(out, "no allgather, reducescatter or allreduce runs with busbw_gbps in the inputs");
     }
     zb_plot_series_finish(&set, in);
+    zb_plot_key key = {0};
+    key_of_series(&set, &key);
     zb_plot_text t, ref;
     if (!zb_plot_text_open(&t) || !zb_plot_text_open(&ref)) {
         zb_plot_series_free(&set);
@@ -139,6 +177,10 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
     char refs[4][160];
     int n_refs = 0;
     char why[200] = "";
+    double top = 0; /* the highest busbw drawn */
+    for (int i = 0; i < set.n; i++) {
+        for (int k = 0; k < set.s[i].n; k++) top = fmax(top, set.s[i].p[k].y);
+    }
     for (int i = 0; i < in->n && n_refs < 4; i++) {
         int nodes = 0;
         bool any = false;
@@ -154,7 +196,13 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         bool seen = false;
         for (int k = 0; k < n_refs; k++) seen |= !strcmp(refs[k], label);
         if (gbps <= 0 || seen) continue;
-        put_ref(ref.f, n_refs == 0, "size_bytes", label, x0, x1, gbps);
+        if (gbps > 8 * top) { /* a line that high would press the measured curves flat on the axis */
+            char safe[160];
+            zb_plot_gp_text(label, safe, sizeof safe);
+            snprintf(why, sizeof why, "%s is off this scale (measured at most %.3g GB/s)", safe, top);
+            continue;
+        }
+        put_ref(ref.f, n_refs == 0, "size_bytes", label, x0, x1, gbps, &key);
         snprintf(refs[n_refs++], sizeof refs[0], "%s", label);
     }
     zb_plot_series_free(&set);
@@ -171,6 +219,7 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         free(ref.buf);
         snprintf(out->note, sizeof out->note, "no link-bandwidth reference line: %s", why);
     }
+    key_vars(out, &key, LEGEND_ROOM, 2.5);
     return true;
 }
 
@@ -200,16 +249,15 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
             const json_t *r = zb_plot_run(&in->files[i], j);
             double mnk = 0, tf = zb_plot_metric(r, "tflops"), pct = zb_plot_metric(r, "pct_peak");
             if (strcmp(zb_plot_str(r, "bench"), "gemm") || !shape_of(r, &mnk) || !isfinite(tf)) continue;
-            char label[160];
             int ranks = zb_plot_int(r, "ranks", -1);
             bool square = !strcmp(zb_plot_str(r, "name"), "square");
-            snprintf(label, sizeof label, "%s %s%s%s%s", backend,
-                     zb_plot_str(r, "dtype"), json_is_true(json_object_get(r, "trans_b")) ? " B^T" : "",
-                     square ? "" : " (model shapes)", ranks > 1 ? ", per rank" : "");
+            zb_plot_series *s = zb_plot_series_getf(&set, i, "%s %s%s%s%s", backend, zb_plot_str(r, "dtype"),
+                                                    json_is_true(json_object_get(r, "trans_b")) ? " B^T" : "",
+                                                    square ? "" : " (model shapes)", ranks > 1 ? ", per rank" : "");
             double x = cbrt(mnk);
             /* c3: this row's peak (TFLOP/s) from tflops and pct_peak. */
             double peak = pct > 0 ? tf / pct * 100.0 : NAN;
-            zb_plot_series_add(&set, zb_plot_series_get(&set, label, i), (zb_plot_point){x, tf, peak, NAN});
+            zb_plot_series_add(&set, s, (zb_plot_point){x, tf, peak, NAN});
             if (x < x0) x0 = x;
             if (x > x1) x1 = x;
             if (tf > top) top = tf;
@@ -225,6 +273,8 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
     /* GFLOP/s when nothing reaches a TFLOP/s (CPU runs). */
     double scale = top < 1.0 ? 1000.0 : 1.0;
     snprintf(out->vars, sizeof out->vars, "yunit='%s'", scale > 1 ? "GFLOP/s" : "TFLOP/s");
+    zb_plot_key key = {0};
+    key_of_series(&set, &key);
     zb_plot_text t, ref;
     if (!zb_plot_text_open(&t) || !zb_plot_text_open(&ref)) {
         zb_plot_series_free(&set);
@@ -246,7 +296,7 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
             qsort(peaks, (size_t)n, sizeof(double), by_double);
             char label[200];
             snprintf(label, sizeof label, "peak %s: %.3g %s", s->label, peaks[n / 2], scale > 1 ? "GFLOP/s" : "TFLOP/s");
-            put_ref(ref.f, n_peaks++ == 0, "size", label, x0, x1, peaks[n / 2]);
+            put_ref(ref.f, n_peaks++ == 0, "size", label, x0, x1, peaks[n / 2], &key);
         }
         free(peaks);
     }
@@ -266,6 +316,7 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
         free(ref.buf);
         snprintf(out->note, sizeof out->note, "no peak line: the runs carry no pct_peak");
     }
+    key_vars(out, &key, LEGEND_ROOM, 2.5);
     return true;
 }
 
@@ -305,13 +356,14 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
             const json_t *r = zb_plot_run(&in->files[i], j);
             double ranks = zb_plot_num(r, "ranks"), t = zb_plot_metric(r, "step_time_ms");
             if (!zb_plot_is_step_run(r) || !(ranks > 0) || !isfinite(t)) continue;
-            char label[160], config[48];
+            char config[48];
             int code = zb_plot_config(r, config, sizeof config);
-            snprintf(label, sizeof label, "%s%s%s%s%s", config, models_vary ? ", " : "",
-                     models_vary ? zb_plot_str(r, "model") : "", backends_vary ? ", " : "", backends_vary ? backend : "");
             /* One series over every input; its file field holds the
              * configuration's code until the series are sorted by it. */
-            zb_plot_series_add(&set, zb_plot_series_get(&set, label, code),
+            zb_plot_series *s = zb_plot_series_getf(&set, code, "%s%s%s%s%s", config, models_vary ? ", " : "",
+                                                    models_vary ? zb_plot_str(r, "model") : "",
+                                                    backends_vary ? ", " : "", backends_vary ? backend : "");
+            zb_plot_series_add(&set, s,
                                (zb_plot_point){ranks, t, zb_plot_metric(r, "tokens_per_s"), zb_plot_num(r, "nodes")});
         }
     }
@@ -341,17 +393,19 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
         size_t len = strlen(lts);
         if (len + 4 < sizeof lts) snprintf(lts + len, sizeof lts - len, "%s%d", i ? " " : "", lt);
     }
-    /* The model (and backends) every series shares, as the legend's title. */
-    char what[128], safe[128];
+    /* The model (and backends) every series shares, as the legend's title,
+     * one line across the canvas (in the terminal's 7 pt). */
+    char what[200], cut[256], safe[256];
     snprintf(what, sizeof what, "%s%s%s", models_vary ? "" : model0, !models_vary && !backends_vary ? ", " : "",
              backends_vary ? "" : backend0);
-    zb_plot_gp_text(what, safe, sizeof safe);
+    zb_plot_cut_middle(what, (int)(0.9 * ZB_PLOT_CANVAS_PT / 7 * 1000), cut, sizeof cut);
+    zb_plot_gp_text(cut, safe, sizeof safe);
     snprintf(out->vars, sizeof out->vars, "lts='%s'; what='%s'", lts, safe);
     const char *const cols[] = {"ranks", "", "tokens_per_s", "nodes"};
     return write_rank_series(&set, in, out,
                              "# step time (ms, median over steps) and tokens/s (all ranks) per number of ranks, one "
                              "block per configuration (and model and backend where they differ); column 4: nodes\n",
-                             cols);
+                             cols, (int)(0.96 * ZB_PLOT_CANVAS_PT / 6 * 1000), 2.5);
 }
 
 /* Points by size (c3), then ranks (x); by_ranks: by ranks alone. */
@@ -411,11 +465,10 @@ bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
                 json_is_true(json_object_get(r, "in_place"))) {
                 continue;
             }
-            char label[160];
-            snprintf(label, sizeof label, "%s %s%s%s", bench, backend, strcmp(dtype, "float") ? " " : "",
-                     strcmp(dtype, "float") ? dtype : "");
             /* x ranks, y busbw, c3 the size, c4 nodes; one series over every input. */
-            zb_plot_series_add(&set, zb_plot_series_get(&set, label, -1),
+            zb_plot_series *s = zb_plot_series_getf(&set, -1, "%s %s%s%s", bench, backend,
+                                                    strcmp(dtype, "float") ? " " : "", strcmp(dtype, "float") ? dtype : "");
+            zb_plot_series_add(&set, s,
                                (zb_plot_point){ranks, bw, size, zb_plot_num(r, "nodes")});
         }
     }
@@ -455,5 +508,5 @@ bool zb_plot_build_busbw_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
     return write_rank_series(&set, in, out,
                              "# bus bandwidth (GB/s, out of place) per number of ranks at the largest message size "
                              "measured at every rank count, one block per collective and backend; column 3: that "
-                             "size (bytes), 4: nodes\n", cols);
+                             "size (bytes), 4: nodes\n", cols, LEGEND_ROOM, 2.5);
 }

@@ -1,6 +1,8 @@
 /* Reading results runs and writing series as gnuplot data (plot_series.h),
  * and the plot tool's text helpers (plot.h). */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,9 +38,28 @@ void zb_plot_put_num(FILE *f, double v) {
     fputs(b, f);
 }
 
+/* A character of a data file's quoted string: quotes and control
+ * characters become a single quote, a backslash '/'. */
+static int data_char(char c) {
+    return c == '"' || (unsigned char)c < 0x20 || c == 0x7f ? '\'' : c == '\\' ? '/' : c;
+}
+
 void zb_plot_put_str(FILE *f, const char *s) {
     fputc('"', f);
-    for (; *s; s++) fputc(*s == '"' || (unsigned char)*s < 0x20 ? '\'' : *s, f);
+    for (; *s; s++) fputc(data_char(*s), f);
+    fputc('"', f);
+}
+
+void zb_plot_put_wrapped(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (s[0] == '\\' && s[1] == 'n') {
+            fputs("\\n", f);
+            s++;
+        } else {
+            fputc(data_char(*s), f);
+        }
+    }
     fputc('"', f);
 }
 
@@ -101,49 +122,149 @@ int zb_plot_config(const json_t *run, char *out, size_t n) {
     return 3 * stage + kind;
 }
 
-/* UTF-8 characters in the first `len` bytes of s. */
-static int chars_of(const char *s, size_t len) {
-    int c = 0;
-    for (size_t i = 0; i < len; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
+/* DejaVu Sans's advance widths of ' ' to '~', in milli-em, rounded up
+ * (read from DejaVuSans.ttf's hmtx table: 2048 units an em). */
+static const unsigned short ascii_width[95] = {
+    318, 401, 460, 838, 637, 951, 780, 275, 391, 391, 500, 838, 318, 361, 318, 337, /*  !"#$%&'()*+,-./ */
+    637, 637, 637, 637, 637, 637, 637, 637, 637, 637, 337, 337, 838, 838, 838, 531, /* 0-9 :;<=>? */
+    1000, 685, 687, 699, 771, 632, 576, 775, 752, 295, 295, 656, 558, 863, 749, 788, /* @A-O */
+    604, 788, 695, 635, 611, 732, 685, 989, 686, 611, 686, 391, 337, 391, 838, 500, /* P-Z [\]^_ */
+    500, 613, 635, 550, 635, 616, 353, 635, 634, 278, 278, 580, 278, 975, 634, 612, /* `a-o */
+    635, 635, 412, 521, 393, 634, 592, 818, 592, 592, 525, 637, 337, 637, 838,      /* p-z {|}~ */
+};
+
+/* The width of the character whose first byte is c: its advance, 1 em for
+ * any other (a control character, drawn as a quote, included). */
+static int char_width(unsigned char c) { return c >= 0x20 && c < 0x7f ? ascii_width[c - 0x20] : 1000; }
+
+/* The width of the first `len` bytes of s. */
+static int width_of(const char *s, size_t len) {
+    int w = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) w += char_width((unsigned char)s[i]);
+    }
+    return w;
 }
 
-/* The bytes of s's first `chars` UTF-8 characters (at most len). */
-static size_t bytes_of(const char *s, size_t len, int chars) {
+int zb_plot_text_width(const char *s) {
+    int widest = 0;
+    for (;;) {
+        const char *e = strstr(s, "\\n");
+        int w = width_of(s, e ? (size_t)(e - s) : strlen(s));
+        if (w > widest) widest = w;
+        if (!e) return widest;
+        s = e + 2;
+    }
+}
+
+/* The end of the first character of s (len bytes) at or after byte i. */
+static size_t char_end(const char *s, size_t len, size_t i) {
+    for (i++; i < len && ((unsigned char)s[i] & 0xC0) == 0x80; i++) {
+    }
+    return i;
+}
+
+/* The bytes of the longest start of s (len bytes) at most `width` wide,
+ * whole characters. */
+static size_t fit_start(const char *s, size_t len, int width) {
+    int w = 0;
     size_t i = 0;
-    for (int c = 0; i < len; i++) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && c++ == chars) break;
+    while (i < len) {
+        int cw = char_width((unsigned char)s[i]);
+        if (w + cw > width) break;
+        w += cw;
+        i = char_end(s, len, i);
+    }
+    return i;
+}
+
+/* Where the longest end of s (len bytes) at most `width` wide starts. */
+static size_t fit_end(const char *s, size_t len, int width) {
+    int w = 0;
+    size_t i = len;
+    while (i > 0) {
+        size_t j = i - 1;
+        while (j > 0 && ((unsigned char)s[j] & 0xC0) == 0x80) j--;
+        int cw = char_width((unsigned char)s[j]);
+        if (w + cw > width) break;
+        w += cw;
+        i = j;
     }
     return i;
 }
 
 /* Appends len bytes of s to out (n bytes, used so far *k), a backslash
- * becoming '/' so that no \n of the input adds a line. */
+ * becoming '/' so that no \n of the input adds a line; a character that
+ * would not fit whole is left out. */
 static void put_bytes(char *out, size_t n, size_t *k, const char *s, size_t len) {
-    for (size_t i = 0; i < len && *k + 1 < n; i++) out[(*k)++] = s[i] == '\\' ? '/' : s[i];
-    out[*k] = '\0';
+    for (size_t i = 0; i < len;) {
+        size_t e = char_end(s, len, i);
+        if (*k + (e - i) + 1 > n) break;
+        for (; i < e; i++) out[(*k)++] = s[i] == '\\' ? '/' : s[i];
+    }
+    if (n) out[*k] = '\0';
 }
 
-void zb_plot_cut(const char *s, int max_chars, char *out, size_t n) {
+/* "...", which ends or splits a cut label. */
+#define DOTS_WIDTH (3 * 318)
+
+void zb_plot_cut(const char *s, int max_width, char *out, size_t n) {
     size_t k = 0, len = strlen(s);
     if (n == 0) return;
     out[0] = '\0';
-    if (chars_of(s, len) <= max_chars) {
+    if (width_of(s, len) <= max_width) {
         put_bytes(out, n, &k, s, len);
         return;
     }
-    int keep = max_chars > 3 ? max_chars - 3 : max_chars;
-    put_bytes(out, n, &k, s, bytes_of(s, len, keep));
-    if (max_chars > 3) put_bytes(out, n, &k, "...", 3);
+    if (max_width < DOTS_WIDTH) {
+        put_bytes(out, n, &k, s, fit_start(s, len, max_width));
+        return;
+    }
+    size_t keep = fit_start(s, len, max_width - DOTS_WIDTH);
+    while (keep > 0 && s[keep - 1] == ' ') keep--;
+    put_bytes(out, n, &k, s, keep);
+    put_bytes(out, n, &k, "...", 3);
+}
+
+void zb_plot_cut_middle(const char *s, int max_width, char *out, size_t n) {
+    size_t k = 0, len = strlen(s);
+    if (n == 0) return;
+    out[0] = '\0';
+    if (width_of(s, len) <= max_width || max_width < 3 * DOTS_WIDTH) {
+        zb_plot_cut(s, max_width, out, n); /* too narrow for both ends: the start */
+        return;
+    }
+    int room = max_width - DOTS_WIDTH;
+    size_t head = fit_start(s, len, room * 3 / 5); /* the start names what it is: the larger part */
+    size_t tail = head + fit_end(s + head, len - head, room - width_of(s, head));
+    while (tail < len && s[tail] == ' ') tail++;
+    while (head > 0 && s[head - 1] == ' ') head--;
+    put_bytes(out, n, &k, s, head);
+    put_bytes(out, n, &k, "...", 3);
+    put_bytes(out, n, &k, s + tail, len - tail);
+}
+
+/* Ends the line of out that starts at `start` (out ends at *k) in "...",
+ * at most width wide: the label had more text than its lines hold. */
+static void end_in_dots(char *out, size_t n, size_t *k, size_t start, int width) {
+    size_t len = *k - start;
+    if (len >= 3 && !memcmp(out + *k - 3, "...", 3) && width_of(out + start, len) <= width) return; /* cut already */
+    size_t keep = width >= DOTS_WIDTH ? fit_start(out + start, len, width - DOTS_WIDTH) : len;
+    while (keep > 0 && strchr(" ,.", out[start + keep - 1])) keep--;
+    *k = start + keep;
+    out[*k] = '\0';
+    if (width >= DOTS_WIDTH) put_bytes(out, n, k, "...", 3);
 }
 
 void zb_plot_wrap(const char *s, int width, int max_lines, char *out, size_t n) {
-    size_t k = 0;
+    size_t k = 0, start = 0; /* start: where the current line begins in out */
     if (n == 0) return;
     out[0] = '\0';
     if (width < 1) width = 1;
     if (max_lines < 1) max_lines = 1;
-    int line = 0, col = 0; /* the current line and its length */
+    const int space = char_width(' '), dot = char_width('.');
+    int line = 0, col = 0; /* the current line and its width */
+    bool empty = true;     /* no word on it yet */
     const char *p = s;
     while (*p) {
         while (*p == ' ') p++;
@@ -151,52 +272,78 @@ void zb_plot_wrap(const char *s, int width, int max_lines, char *out, size_t n) 
         const char *w = p;
         while (*p && *p != ' ') p++;
         size_t wlen = (size_t)(p - w);
-        int wchars = chars_of(w, wlen);
+        int ww = width_of(w, wlen);
         /* A word after ", " starts a part ("2 ranks"): it joins the line
          * only when the whole part does, so lines break between parts. */
-        int need = wchars;
+        int need = ww;
         if (w > s + 1 && w[-1] == ' ' && w[-2] == ',') {
             const char *e = strstr(w, ", ");
             size_t plen = e ? (size_t)(e - w) + 1 : strlen(w);
-            int pchars = chars_of(w, plen);
-            if (pchars <= width) need = pchars;
+            int pw = width_of(w, plen);
+            if (pw <= width) need = pw;
         }
-        bool fits = col == 0 ? wchars <= width : col + 1 + need <= width;
-        if (!fits && col > 0) { /* a new line, or the end */
+        bool fits = empty ? ww <= width : col + space + need <= width;
+        if (!fits && !empty) { /* a new line, or the end */
             if (line + 1 == max_lines) { /* no line left: "..." ends the last one */
-                size_t start = k;
-                while (start > 0 && !(start >= 2 && out[start - 2] == '\\' && out[start - 1] == 'n')) start--;
-                int have = chars_of(out + start, k - start);
-                if (have + 3 > width) {
-                    k = start + bytes_of(out + start, k - start, width > 3 ? width - 3 : 0);
-                }
-                if (k > start && out[k - 1] == ',') k--;
-                out[k] = '\0';
-                put_bytes(out, n, &k, width >= 3 ? "..." : "", width >= 3 ? 3 : 0);
+                end_in_dots(out, n, &k, start, width);
                 return;
             }
-            if (k > 0 && out[k - 1] == ',') k--; /* a comma ending a line goes */
+            if (k > start && out[k - 1] == ',') k--; /* a comma ending a line goes */
             out[k] = '\0';
             if (k + 3 > n) return;
             out[k++] = '\\'; /* the line break, the one backslash the result holds */
             out[k++] = 'n';
             out[k] = '\0';
+            start = k;
             line++;
             col = 0;
+            empty = true;
         }
-        if (col > 0) {
+        if (!empty) {
             put_bytes(out, n, &k, " ", 1);
-            col++;
+            col += space;
         }
-        if (wchars > width) { /* cut to width - 1 characters and a '.' */
-            put_bytes(out, n, &k, w, bytes_of(w, wlen, width > 1 ? width - 1 : 1));
-            if (width > 1) put_bytes(out, n, &k, ".", 1);
+        if (ww > width && width >= 3 * DOTS_WIDTH) { /* a word wider than the line: its ends, "..." between */
+            char word[1024], cut[1024];
+            snprintf(word, sizeof word, "%.*s", (int)(wlen < sizeof word ? wlen : sizeof word - 1), w);
+            zb_plot_cut_middle(word, width, cut, sizeof cut);
+            put_bytes(out, n, &k, cut, strlen(cut));
+            col = width;
+        } else if (ww > width) { /* too narrow for that: its start, and a '.' */
+            put_bytes(out, n, &k, w, fit_start(w, wlen, width > dot ? width - dot : width));
+            if (width > dot) put_bytes(out, n, &k, ".", 1);
             col = width;
         } else {
             put_bytes(out, n, &k, w, wlen);
-            col += wchars;
+            col += ww;
         }
+        empty = false;
     }
+}
+
+void zb_plot_key_add(zb_plot_key *k, const char *entry) {
+    int w = zb_plot_text_width(entry), chars = 0;
+    for (const char *c = entry; *c; c++) chars += ((unsigned char)*c & 0xC0) != 0x80;
+    if (w > k->widest) k->widest = w;
+    if (chars > k->most) k->most = chars;
+    k->n++;
+}
+
+void zb_plot_key_layout(zb_plot_key *k, int room, double samplen) {
+    /* gnuplot's h_char in the cairo terminals, milli-em of the key's font
+     * (measured: 640 pdfcairo, 652 pngcairo): the low end sizes the
+     * text's room, the high end the columns that fit. */
+    const int hchar_lo = 630, hchar_hi = 660, htic = 600, gap = 500;
+    /* A column: the text in h_char * (most + 1 + fix), right-aligned one
+     * h_char before the sample, then the sample (samplen h_char and a tic)
+     * and one h_char; the text must not reach the column before. */
+    k->width_fix = (k->widest + gap + hchar_lo - 1) / hchar_lo - k->most;
+    double col = hchar_hi * (k->most + 2 + k->width_fix + samplen) + htic;
+    k->cols = (int)(room / col);
+    if (k->cols < 1) k->cols = 1;
+    if (k->cols > k->n) k->cols = k->n > 0 ? k->n : 1;
+    k->rows = k->n > 0 ? (k->n + k->cols - 1) / k->cols : 1;
+    k->cols = k->n > 0 ? (k->n + k->rows - 1) / k->rows : 1; /* as gnuplot evens them */
 }
 
 void zb_plot_gp_text(const char *s, char *out, size_t n) {
@@ -215,15 +362,15 @@ void zb_plot_gp_text(const char *s, char *out, size_t n) {
 
 /* ---- the (file, label) index ------------------------------------------- */
 
-static unsigned long series_hash(const char *label, int file) {
+static unsigned long series_hash(const char *key, int file) {
     unsigned long h = 2166136261u ^ (unsigned long)(unsigned)file; /* FNV-1a */
-    for (const unsigned char *c = (const unsigned char *)label; *c; c++) h = (h ^ *c) * 16777619u;
+    for (const unsigned char *c = (const unsigned char *)key; *c; c++) h = (h ^ *c) * 16777619u;
     return h;
 }
 
 static void index_put(zb_plot_series_set *set, int i) {
     unsigned long mask = (unsigned long)set->index_cap - 1;
-    unsigned long k = series_hash(set->s[i].label, set->s[i].file) & mask;
+    unsigned long k = series_hash(set->s[i].key, set->s[i].file) & mask;
     while (set->index[k] >= 0) k = (k + 1) & mask;
     set->index[k] = i;
 }
@@ -242,27 +389,27 @@ static bool index_build(zb_plot_series_set *set, int need) {
     return true;
 }
 
-int zb_plot_series_find(const zb_plot_series_set *set, const char *label, int file) {
+int zb_plot_series_find(const zb_plot_series_set *set, const char *key, int file) {
     if (!set->index_cap) { /* no index (none built yet): a scan */
         for (int i = 0; i < set->n; i++) {
-            if (!set->s[i].dropped && set->s[i].file == file && !strcmp(set->s[i].label, label)) return i;
+            if (!set->s[i].dropped && set->s[i].file == file && !strcmp(set->s[i].key, key)) return i;
         }
         return -1;
     }
     unsigned long mask = (unsigned long)set->index_cap - 1;
-    for (unsigned long k = series_hash(label, file) & mask; set->index[k] >= 0; k = (k + 1) & mask) {
+    for (unsigned long k = series_hash(key, file) & mask; set->index[k] >= 0; k = (k + 1) & mask) {
         const zb_plot_series *s = &set->s[set->index[k]];
-        if (!s->dropped && s->file == file && !strcmp(s->label, label)) return set->index[k];
+        if (!s->dropped && s->file == file && !strcmp(s->key, key)) return set->index[k];
     }
     return -1;
 }
 
-zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file) {
+zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *key, int file) {
     if (set->index_cap < 2 * (set->n + 1) && !index_build(set, set->n + 1)) {
         set->oom = true;
         return NULL;
     }
-    int found = zb_plot_series_find(set, label, file);
+    int found = zb_plot_series_find(set, key, file);
     if (found >= 0) return &set->s[found];
     if (set->n == set->cap) {
         int cap = set->cap ? 2 * set->cap : 8;
@@ -274,11 +421,36 @@ zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, i
         set->s = s;
         set->cap = cap;
     }
+    char *copy = strdup(key);
+    if (!copy) {
+        set->oom = true;
+        return NULL;
+    }
     zb_plot_series *s = &set->s[set->n++];
     memset(s, 0, sizeof *s);
-    snprintf(s->label, sizeof s->label, "%s", label);
+    s->key = copy;
+    /* Both ends kept: what tells series apart is as often at the key's end. */
+    zb_plot_cut_middle(key, ZB_PLOT_LEGEND_WIDTH, s->label, sizeof s->label);
     s->file = file;
     index_put(set, set->n - 1);
+    return s;
+}
+
+zb_plot_series *zb_plot_series_getf(zb_plot_series_set *set, int file, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *key = len >= 0 ? (char *)malloc((size_t)len + 1) : NULL;
+    if (!key) {
+        set->oom = true;
+        return NULL;
+    }
+    va_start(ap, fmt);
+    vsnprintf(key, (size_t)len + 1, fmt, ap);
+    va_end(ap);
+    zb_plot_series *s = zb_plot_series_get(set, key, file);
+    free(key);
     return s;
 }
 
@@ -307,7 +479,11 @@ void zb_plot_series_drop(zb_plot_series_set *set, int i) {
 void zb_plot_series_compact(zb_plot_series_set *set) {
     int kept = 0;
     for (int i = 0; i < set->n; i++) {
-        if (!set->s[i].dropped) set->s[kept++] = set->s[i];
+        if (set->s[i].dropped) {
+            free(set->s[i].key); /* kept till now: the index still hashes it */
+        } else {
+            set->s[kept++] = set->s[i];
+        }
     }
     set->n = kept;
     free(set->index); /* the indices moved: rebuilt by the next get */
@@ -320,29 +496,126 @@ static int by_x(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int by_label(const void *a, const void *b) {
-    return strcmp((*(const zb_plot_series *const *)a)->label, (*(const zb_plot_series *const *)b)->label);
+static int by_key(const void *a, const void *b) {
+    return strcmp((*(const zb_plot_series *const *)a)->key, (*(const zb_plot_series *const *)b)->key);
 }
 
-/* shared[i]: another series has series i's label (sorted by label, so
- * O(S log S) rather than every pair); false when out of memory. */
-static bool shared_labels(const zb_plot_series_set *set, bool *shared) {
+static int by_label(const void *a, const void *b) {
+    int c = strcmp((*(const zb_plot_series *const *)a)->label, (*(const zb_plot_series *const *)b)->label);
+    return c ? c : by_key(a, b);
+}
+
+/* shared[i]: another series (another input's) has series i's key (sorted
+ * by key, so O(S log S) rather than every pair); false when out of memory. */
+static bool shared_keys(const zb_plot_series_set *set, bool *shared) {
     const zb_plot_series **by = (const zb_plot_series **)malloc(((size_t)set->n + 1) * sizeof *by);
     if (!by) return false;
     for (int i = 0; i < set->n; i++) by[i] = &set->s[i];
-    qsort(by, (size_t)set->n, sizeof *by, by_label);
+    qsort(by, (size_t)set->n, sizeof *by, by_key);
     for (int i = 1; i < set->n; i++) {
-        if (strcmp(by[i - 1]->label, by[i]->label)) continue;
+        if (strcmp(by[i - 1]->key, by[i]->key)) continue;
         shared[by[i - 1] - set->s] = shared[by[i] - set->s] = true;
     }
     free(by);
     return true;
 }
 
+/* The length of the common start of a and b. */
+static size_t common_start(const char *a, const char *b) {
+    size_t k = 0;
+    while (a[k] && a[k] == b[k]) k++;
+    return k;
+}
+
+/* The start of the word that holds byte `at` of s, and the end of the
+ * word after it (two words: "4 ranks", "dt3 float"). */
+static size_t word_start(const char *s, size_t at) {
+    while (at > 0 && s[at - 1] != ' ') at--;
+    return at;
+}
+static size_t two_words_end(const char *s, size_t from) {
+    size_t e = from;
+    for (int words = 0; s[e] && words < 2; words++) {
+        while (s[e] == ' ') e++;
+        while (s[e] && s[e] != ' ') e++;
+    }
+    return e;
+}
+
+/* Labels alike though their keys differ (the cut took what told them
+ * apart): each becomes its key's start and, for every other key alike in
+ * label, the words where the two part ("allgather cpu...dt3 float...");
+ * labels alike after that get " #N" in their sorted order. */
+static void tell_apart(zb_plot_series_set *set) {
+    if (set->n < 2) return;
+    zb_plot_series **by = (zb_plot_series **)malloc((size_t)set->n * sizeof *by);
+    size_t *at = (size_t *)malloc((size_t)set->n * sizeof *at);
+    if (!by || !at) { /* out of memory: the legend keeps its cut labels */
+        free(by);
+        free(at);
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < set->n; i++) by[i] = &set->s[i];
+        qsort(by, (size_t)set->n, sizeof *by, by_label);
+        for (int a = 0; a < set->n;) {
+            int b = a + 1;
+            while (b < set->n && !strcmp(by[a]->label, by[b]->label)) b++;
+            for (int i = a; b - a > 1 && i < b; i++) {
+                char out[sizeof by[i]->label];
+                size_t k = 0;
+                if (pass == 0) {
+                    const char *key = by[i]->key;
+                    int n_at = 0; /* where it parts from each other key, word starts, sorted, once each */
+                    for (int j = a; j < b; j++) {
+                        if (j == i) continue;
+                        size_t w = word_start(key, common_start(key, by[j]->key)), m = (size_t)n_at;
+                        while (m > 0 && at[m - 1] > w) m--;
+                        if (m > 0 && at[m - 1] == w) continue;
+                        memmove(at + m + 1, at + m, ((size_t)n_at - m) * sizeof *at);
+                        at[m] = w;
+                        n_at++;
+                    }
+                    char joined[sizeof out];
+                    size_t head = n_at ? fit_start(key, at[0], ZB_PLOT_LEGEND_WIDTH / 4) : 0, shown = head;
+                    put_bytes(joined, sizeof joined, &k, key, head);
+                    for (int m = 0; m < n_at; m++) {
+                        size_t from = at[m] > shown ? at[m] : shown, end = two_words_end(key, from);
+                        end = from + fit_start(key + from, end - from, ZB_PLOT_LEGEND_WIDTH / 4); /* room left for the end */
+                        if (end <= shown) continue;
+                        if (from > shown) put_bytes(joined, sizeof joined, &k, "...", 3);
+                        put_bytes(joined, sizeof joined, &k, key + from, end - from);
+                        shown = end;
+                    }
+                    if (key[shown]) { /* and its end, as much as fits ("..., 4 ranks") */
+                        size_t len = strlen(key + shown);
+                        int room = ZB_PLOT_LEGEND_WIDTH - zb_plot_text_width(joined) - DOTS_WIDTH;
+                        size_t from = room > 0 ? fit_end(key + shown, len, room) : len;
+                        while (from < len && key[shown + from] == ' ') from++;
+                        put_bytes(joined, sizeof joined, &k, "...", 3);
+                        put_bytes(joined, sizeof joined, &k, key + shown + from, len - from);
+                    }
+                    zb_plot_cut(joined, ZB_PLOT_LEGEND_WIDTH, out, sizeof out);
+                } else {
+                    char tag[16];
+                    snprintf(tag, sizeof tag, " #%d", i - a + 1);
+                    zb_plot_cut(by[i]->label, ZB_PLOT_LEGEND_WIDTH - zb_plot_text_width(tag), out, sizeof out);
+                    k = strlen(out);
+                    put_bytes(out, sizeof out, &k, tag, strlen(tag));
+                }
+                memcpy(by[i]->label, out, sizeof out);
+            }
+            a = b;
+        }
+    }
+    free(by);
+    free(at);
+}
+
 void zb_plot_series_finish(zb_plot_series_set *set, const zb_plot_inputs *in) {
     bool *shared = (bool *)calloc((size_t)set->n + 1, sizeof(bool));
     for (int i = 0; i < set->n; i++) qsort(set->s[i].p, (size_t)set->s[i].n, sizeof(zb_plot_point), by_x);
-    if (shared && !shared_labels(set, shared)) {
+    if (shared && !shared_keys(set, shared)) {
         free(shared);
         shared = NULL;
     }
@@ -353,12 +626,13 @@ void zb_plot_series_finish(zb_plot_series_set *set, const zb_plot_inputs *in) {
         snprintf(set->s[i].label + used, sizeof set->s[i].label - used, " (%s)", base ? base + 1 : path);
     }
     free(shared);
-    /* A legend entry longer than this would run past a column's width. */
+    /* A legend entry wider than this would run past a column's width. */
     for (int i = 0; i < set->n; i++) {
         char cut[sizeof set->s[i].label];
-        zb_plot_cut(set->s[i].label, ZB_PLOT_LEGEND_CHARS, cut, sizeof cut);
+        zb_plot_cut_middle(set->s[i].label, ZB_PLOT_LEGEND_WIDTH, cut, sizeof cut);
         memcpy(set->s[i].label, cut, sizeof cut);
     }
+    tell_apart(set);
 }
 
 void zb_plot_series_write(const zb_plot_series_set *set, FILE *f, const char *const *cols, int n_cols) {
@@ -385,7 +659,10 @@ void zb_plot_series_write(const zb_plot_series_set *set, FILE *f, const char *co
 }
 
 void zb_plot_series_free(zb_plot_series_set *set) {
-    for (int i = 0; i < set->n; i++) free(set->s[i].p);
+    for (int i = 0; i < set->n; i++) {
+        free(set->s[i].p);
+        free(set->s[i].key);
+    }
     free(set->s);
     free(set->index);
     memset(set, 0, sizeof *set);

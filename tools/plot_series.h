@@ -47,16 +47,49 @@ bool zb_plot_is_simulated(const zb_plot_input *f);
 #define ZB_PLOT_CONFIG_CODES 12
 int zb_plot_config(const json_t *run, char *out, size_t n);
 
-/* `s` as a label of at most max_lines lines of at most `width` characters
- * (UTF-8 characters, not bytes), for a data file: lines broken at ", " and
- * spaces and joined by the two characters \n (gnuplot's line break in a
- * quoted string); a word longer than the line is cut to width - 1
- * characters and a '.'; text past the last line ends it in "...". The
- * result never holds more than max_lines lines of width characters. */
+/* Text widths. Every label is sized by what it measures in the figures'
+ * font, "Sans" (DejaVu Sans here, fc-match), rather than by its count of
+ * characters: a line of W's (1 em each) takes 1.6 times the room of the
+ * average text. Widths are in thousandths of an em ("milli-em"): each
+ * printable ASCII character its DejaVu Sans advance, rounded up, any other
+ * character 1 em (wider than nearly all). The scripts draw at the nominal
+ * sizes (style.gp), so a label of w milli-em at p pt is w * p / 1000 pt
+ * of the 237.6 pt (3.3 in) canvas. */
+#define ZB_PLOT_CANVAS_PT 237.6
+/* The width of s, its widest line where the two characters \n (a wrapped
+ * label's break) split it. */
+int zb_plot_text_width(const char *s);
+
+/* `s` as a label of at most max_lines lines, each at most `width` milli-em
+ * wide, for a data file: lines broken at ", " and spaces and joined by the
+ * two characters \n (gnuplot's line break in a quoted string); a word wider
+ * than the line keeps its start and end, "..." between (on a line too
+ * narrow for that, its start and a '.'); text past the last line ends it
+ * in "...". An input's backslash becomes '/', so the breaks are the result's
+ * only backslashes. The result never holds more than max_lines lines
+ * wider than width. */
 void zb_plot_wrap(const char *s, int width, int max_lines, char *out, size_t n);
 
-/* `s` cut to at most max_chars UTF-8 characters ("..." ending a cut one). */
-void zb_plot_cut(const char *s, int max_chars, char *out, size_t n);
+/* `s` cut to at most max_width milli-em ("..." ending a cut one), a
+ * backslash becoming '/'. */
+void zb_plot_cut(const char *s, int max_width, char *out, size_t n);
+/* The same, cut in the middle: its start, "...", its end (what tells two
+ * long names apart is as often at their end: "..._variant_B, 8 ranks"). */
+void zb_plot_cut_middle(const char *s, int max_width, char *out, size_t n);
+
+/* A legend (a gnuplot key) laid out by its entries' widths: gnuplot sizes
+ * a key's columns at about 0.64 em a character (its font's h_char), too
+ * narrow for wide text, so the key is given `width_fix` (set key width)
+ * to make every column as wide as its widest entry, and the columns and
+ * rows that then fit `room` milli-em of the key's font. Start from {0},
+ * zb_plot_key_add each entry, then zb_plot_key_layout. */
+typedef struct zb_plot_key {
+    int n, widest, most;       /* entries, the widest (milli-em), the most characters */
+    int cols, rows, width_fix; /* the layout */
+} zb_plot_key;
+void zb_plot_key_add(zb_plot_key *k, const char *entry);
+/* `samplen`: the key's samplen (the sample's length in h_char). */
+void zb_plot_key_layout(zb_plot_key *k, int room, double samplen);
 
 /* `s` for a gnuplot -e assignment's single-quoted string: quotes,
  * backslashes, backquotes and control characters become spaces, at most
@@ -69,7 +102,8 @@ typedef struct zb_plot_point {
 } zb_plot_point;
 
 typedef struct zb_plot_series {
-    char label[160];
+    char *key;       /* what the series is, in full (its identity: never cut) */
+    char label[160]; /* its legend entry: the key, cut to fit at zb_plot_series_finish */
     int file; /* the input it came from; a label two files share gets the file's name */
     bool dropped; /* zb_plot_series_drop'ed, gone at zb_plot_series_compact */
     zb_plot_point *p;
@@ -84,22 +118,34 @@ typedef struct zb_plot_series_set {
     int index_cap; /* a power of two, over twice n; 0: no index yet */
 } zb_plot_series_set;
 
-/* The series with this label from this file, made when new (NULL: out of
- * memory, set->oom). */
-zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *label, int file);
-/* The index of the series with this label from this file, -1 when none. */
-int zb_plot_series_find(const zb_plot_series_set *set, const char *label, int file);
+/* The series with this key from this file, made when new (NULL: out of
+ * memory, set->oom). The key is an input's fields in full, however long:
+ * two series whose keys differ anywhere stay two series (their labels,
+ * cut to fit a legend, are told apart at zb_plot_series_finish). */
+zb_plot_series *zb_plot_series_get(zb_plot_series_set *set, const char *key, int file);
+/* The same, the key formatted as printf does. */
+zb_plot_series *zb_plot_series_getf(zb_plot_series_set *set, int file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The index of the series with this key from this file, -1 when none. */
+int zb_plot_series_find(const zb_plot_series_set *set, const char *key, int file);
 /* Marks series i for removal (its points freed at once); the marked ones
  * go in one pass at zb_plot_series_compact, the others keeping their order,
  * so dropping many of S series costs O(S), not O(S^2). */
 void zb_plot_series_drop(zb_plot_series_set *set, int i);
 void zb_plot_series_compact(zb_plot_series_set *set);
 void zb_plot_series_add(zb_plot_series_set *set, zb_plot_series *s, zb_plot_point p);
-/* The longest legend entry, in characters (a one-column figure's width). */
-#define ZB_PLOT_LEGEND_CHARS 56
+/* The widest legend entry, in milli-em of the legend's 6 pt (about 47
+ * characters of average text): with its sample and gaps, as gnuplot sizes
+ * a key's column, one column across a line figure's plot area (about 33
+ * em of the canvas' 39.6). */
+#define ZB_PLOT_LEGEND_WIDTH 28000
 
-/* Sorts every series by x, appends " (FILE)" to labels that two inputs'
- * series share and cuts every label to ZB_PLOT_LEGEND_CHARS ("..."). */
+/* Sorts every series by x, appends " (FILE)" to labels whose key two
+ * inputs' series share, cuts every label to ZB_PLOT_LEGEND_WIDTH in the
+ * middle (zb_plot_cut_middle), and then tells apart labels that the cut
+ * made alike: each shows its key's start and the part where it differs
+ * from the others ("allgather cpu_...W...dt3 ...W, 4 ranks"), and any
+ * still alike a number (" #2"). No two legend entries read the same. */
 void zb_plot_series_finish(zb_plot_series_set *set, const zb_plot_inputs *in);
 /* Writes the series as data blocks (two blank lines apart), each headed by
  * a row of column names whose second is the series' label (gnuplot's

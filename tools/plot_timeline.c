@@ -226,6 +226,7 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
     fputs("\n# blocks: 0 compute, 1 comm, 2 copy records (row y, start and end in ms from the step's start, op); "
           "3 the rows' labels\n", t.f);
     const char *kinds[3] = {"compute", "comm", "copy"};
+    int kind_rows[3] = {0, 0, 0}; /* the script draws (and names) only the kinds with records */
     for (int kind = 0; kind < 3; kind++) {
         fprintf(t.f, "%s\"y\" \"start_ms\" \"end_ms\" \"op\"\n", kind ? "\n\n" : "");
         int rows = 0, y = n_rows;
@@ -250,17 +251,23 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
             y -= n_streams[k];
         }
         if (rows == 0) fputs("NaN NaN NaN \"none\"\n", t.f); /* the block must exist for the script */
+        kind_rows[kind] = rows;
     }
     fputs("\n\n\"y\" \"row\"\n", t.f);
-    int y = n_rows;
+    /* The rows' labels share the left margin (7 pt, at most ROW_WIDTH): the
+     * mode and the stream each cut to their part, so both stay told apart. */
+    enum { ROW_WIDTH = 11000, MODE_WIDTH = 5000 };
+    int y = n_rows, widest = 0;
     for (int k = 0; k < nw; k++) {
         for (int s = 0; s < n_streams[k]; s++) {
-            char label[96];
-            snprintf(label, sizeof label, "%s %s", w[k].mode, stream_name(ev, rank_pid, streams[k][s]));
-            char cut[96]; /* the rows' labels share the left margin */
-            zb_plot_cut(label, 24, cut, sizeof cut);
+            char mode[96], stream[160], label[260];
+            zb_plot_cut_middle(w[k].mode, MODE_WIDTH, mode, sizeof mode);
+            zb_plot_cut_middle(stream_name(ev, rank_pid, streams[k][s]),
+                               ROW_WIDTH - zb_plot_text_width(mode) - zb_plot_text_width(" "), stream, sizeof stream);
+            snprintf(label, sizeof label, "%s %s", mode, stream);
+            if (zb_plot_text_width(label) > widest) widest = zb_plot_text_width(label);
             fprintf(t.f, "%d ", y--);
-            zb_plot_put_str(t.f, cut);
+            zb_plot_put_str(t.f, label);
             fputc('\n', t.f);
         }
     }
@@ -284,13 +291,18 @@ bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out) {
         if (w[k].step >= 0) snprintf(title + used, sizeof title - used, "%s %s step %d", k ? "," : "", w[k].mode, w[k].step);
         else snprintf(title + used, sizeof title - used, "%s last %s step", k ? "," : "", w[k].mode);
     }
-    char cut[160], safe[160]; /* one line across the figure */
-    zb_plot_cut(title, 72, cut, sizeof cut);
+    char cut[256], safe[256]; /* one line across the canvas (6 pt, centred on it) */
+    zb_plot_cut(title, (int)(0.94 * ZB_PLOT_CANVAS_PT / 6 * 1000), cut, sizeof cut);
     zb_plot_gp_text(cut, safe, sizeof safe);
     /* Seconds on the axis for steps past 2 s: five-digit ms labels collide. */
     double longest = 0;
     for (int k = 0; k < nw; k++) longest = fmax(longest, (w[k].t1_us - w[k].t0_us) / 1e3);
-    snprintf(out->vars, sizeof out->vars, "rows=%d; title='%s'; xunit='%s'", n_rows, safe, longest > 2000 ? "s" : "ms");
+    /* The left margin: the widest row label (7 pt), the tics' gap and a
+     * point to spare, as a fraction of the canvas (gnuplot's own reckons
+     * 0.64 em a character: a row of W's would run off the canvas). */
+    double lm = (widest * 7.0 / 1000 + 6) / ZB_PLOT_CANVAS_PT;
+    snprintf(out->vars, sizeof out->vars, "rows=%d; title='%s'; xunit='%s'; lm=%.4f; kinds='%d %d %d'", n_rows, safe,
+             longest > 2000 ? "s" : "ms", lm, kind_rows[0] > 0, kind_rows[1] > 0, kind_rows[2] > 0);
     if (!marked) snprintf(out->note, sizeof out->note, "the trace has no step slices: steps found by their records' labels");
     return true;
 }

@@ -8,7 +8,7 @@
 # plus the prefetch - sync interval, read against a dash at sync's median);
 # memory in the tables' unit (GiB from 1 GiB, else MiB) with the device's
 # memory as a line when the hardware profile has one; every group label
-# wrapped to the width its group has, legend entries cut to 56 characters;
+# wrapped to the width its group has, legend entries cut in the middle;
 # every legend outside the plot area. gnuplot (gnuplot-nox, ci/setup)
 # draws the figures: the PNGs must exist.
 set -u
@@ -136,22 +136,34 @@ check(tags[:3] == ["param shard", "grad shard", "optim state"], f"tags in the en
 by = [r for r in cpu][0]["metrics"]["peak_mem_by_tag_bytes"]
 top = sum(v for k, v in by.items() if k != "host_staging") / 2**20
 check(abs(float(m[1][-1]) - top) < 1e-9 * top, "the stack's top is the run's device peak")
-# Long labels: every line of a group label within its group's width
-# (54 characters across the axis), at most 3 lines, no input backslash.
+# Long labels: at most 3 lines, no input backslash, every line within its
+# group's share of the axis (0.81 of the canvas, 6 pt) in the font's own
+# widths (tests/plot_fit.py; test_plot_label_fit checks every figure).
+import plot_fit
+ttf = plot_fit.font_file()
 ls = rows(f"{d}/long/steps_sim.dat")
 groups = {int(r[1]) for r in ls[1:]}
-width = int(54 / (len(groups) + 0.2)) - 1
+share = 0.81 * plot_fit.CANVAS / (len(groups) + 0.2)
 for r in ls[1:]:
     lines = r[2].split("\\n")
-    check(len(lines) <= 3 and all(len(l) <= width for l in lines), f"group label {r[2]!r} fits {width}")
-# Legends outside the plot area in every script.
-for k in ("busbw", "gemm", "busbw_scaling", "timeline"):
+    check(len(lines) <= 3 and "\\" not in r[2].replace("\\n", ""), f"group label {r[2]!r}: 3 lines, no backslash")
+    if ttf:
+        plot_fit.EM = plot_fit.advances(ttf)
+        w = plot_fit.width_pt(r[2], 6)
+        check(w <= share, f"group label {r[2]!r} is {w:.1f} pt, its group {share:.1f} pt")
+# Legends outside the plot area in every script: below the line figures,
+# above the bar figures and the timeline, in a panel of its own under the
+# scaling figure's two.
+for k in ("busbw", "gemm", "busbw_scaling"):
     check(re.search(r"set key outside", open(f"{plots}/{k}.gp").read()), f"{k}: legend outside")
-for k in ("steps", "memory", "scaling"):
+for k in ("steps", "memory", "timeline"):
     check(re.search(r"set key at screen", open(f"{plots}/{k}.gp").read()), f"{k}: legend placed outside the plot")
+sc = open(f"{plots}/scaling.gp").read()
+check(re.search(r"set tmargin at screen key_pt \* line\nset key on inside", sc), "scaling: the legend's own panel")
 finish()
 PY
-# Legend entries (series labels) cut to 56 characters.
+# Legend entries (series labels) cut in the middle: the start and the end
+# (", 2 ranks") stay.
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -163,6 +175,8 @@ PY
 check test $? -eq 0
 label=$(sed -n 's/^"size_bytes" "\(.*\)"$/\1/p' "$tmp/bw/busbw.dat")
 check test "${#label}" -le 56
-check test "${label: -3}" = "..."
+check test "${label:0:17}" = "allgather cpu/mpi"
+check test "${label: -9}" = ", 2 ranks"
+case $label in *...*) passed=$((passed + 1)) ;; *) echo "FAIL: '$label' not cut"; fail=1 ;; esac
 [ $fail -eq 0 ] && echo "test_plot_figures: $passed checks passed"
 exit $fail
