@@ -5,28 +5,6 @@
 
 #include "rerun.h"
 
-/* Mean and sample variance of v[0..k) (log values on the log scale); the
- * count of finite values, or 0 when one is <= 0 on the log scale. */
-static size_t moments(const double *v, size_t k, bool log_scale, double *mean, double *var) {
-    double sum = 0, sum2 = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (!isfinite(v[i])) continue;
-        if (log_scale && v[i] <= 0) return 0;
-        sum += log_scale ? log(v[i]) : v[i];
-        n++;
-    }
-    if (n < 1) return 0;
-    *mean = sum / (double)n;
-    for (size_t i = 0; i < k; i++) {
-        if (!isfinite(v[i])) continue;
-        double x = (log_scale ? log(v[i]) : v[i]) - *mean;
-        sum2 += x * x;
-    }
-    *var = n > 1 ? sum2 / (double)(n - 1) : NAN;
-    return n;
-}
-
 static double as_shown(double x, bool log_scale) { return log_scale ? 100.0 * (exp(x) - 1.0) : x; }
 
 /* Welch-Satterthwaite degrees of freedom of the variances' shares a, b
@@ -49,8 +27,8 @@ zb_groups_test zb_groups_test_of(const double *base, size_t kb, const double *nw
     g.p_greater = g.p_less = NAN;
     g.alpha = alpha;
     double mb = 0, vb = 0, mn = 0, vn = 0;
-    g.k_base = moments(base, kb, log_scale, &mb, &vb);
-    g.k_new = moments(nw, kn, log_scale, &mn, &vn);
+    g.k_base = zb_run_moments(base, kb, log_scale, &mb, &vb);
+    g.k_new = zb_run_moments(nw, kn, log_scale, &mn, &vn);
     if (g.k_base < ZB_GROUPS_MIN_K || g.k_new < ZB_GROUPS_MIN_K) return g;
     g.defined = true;
     double d = mn - mb, a = vb / (double)g.k_base, b = vn / (double)g.k_new;

@@ -75,27 +75,37 @@ size_t zb_rerun_runs_for(double spread, double target, double alpha, bool log_sc
     return 0;
 }
 
-zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, double alpha, bool log_scale) {
-    zb_rerun_bound b = {0};
-    b.centre = b.spread = b.lo = b.hi = b.detectable = NAN;
-    double sum = 0, sum2 = 0;
+size_t zb_run_moments(const double *v, size_t k, bool log_scale, double *mean, double *var) {
+    double first = NAN, sum = 0, sum2 = 0;
     size_t n = 0;
     for (size_t i = 0; i < k; i++) {
         if (!isfinite(v[i])) continue;
-        if (log_scale && v[i] <= 0) return b;
+        if (log_scale && v[i] <= 0) return 0;
         double x = log_scale ? log(v[i]) : v[i];
-        sum += x;
+        if (n == 0) first = x;
+        sum += x - first;
         n++;
     }
-    b.k = n;
-    if (n < ZB_RERUN_MIN_K) return b;
-    double mean = sum / (double)n;
+    if (n == 0) return 0;
+    double shift = sum / (double)n;
     for (size_t i = 0; i < k; i++) {
         if (!isfinite(v[i])) continue;
-        double x = (log_scale ? log(v[i]) : v[i]) - mean;
+        double x = (log_scale ? log(v[i]) : v[i]) - first - shift;
         sum2 += x * x;
     }
-    double s = sqrt(sum2 / (double)(n - 1)), half = zb_t_quantile(1.0 - alpha, (int)n - 1) * s * widen(n);
+    *mean = first + shift;
+    *var = n > 1 ? sum2 / (double)(n - 1) : NAN;
+    return n;
+}
+
+zb_rerun_bound zb_rerun_bound_of(const double *v, size_t k, double alpha, bool log_scale) {
+    zb_rerun_bound b = {0};
+    b.centre = b.spread = b.lo = b.hi = b.detectable = NAN;
+    double mean = 0, var = 0;
+    size_t n = zb_run_moments(v, k, log_scale, &mean, &var);
+    b.k = n;
+    if (n < ZB_RERUN_MIN_K) return b;
+    double s = sqrt(var), half = zb_t_quantile(1.0 - alpha, (int)n - 1) * s * widen(n);
     b.defined = true;
     b.centre = log_scale ? exp(mean) : mean;
     b.spread = s;

@@ -50,6 +50,13 @@ double zb_t95(int df);
 double zb_t_cdf_real(double t, double df);
 double zb_t_quantile_real(double p, double df);
 
+/* Count, mean and sample variance (NaN with one figure) of the finite
+ * values of v[0..k), of their logs on the log scale; 0 figures when one is
+ * <= 0 there. Deviations are taken from the first figure, so equal figures
+ * give a variance of exactly 0 (a mean rounded off the figures would not,
+ * and "no spread" would read as a spread of 1e-15 %). */
+size_t zb_run_moments(const double *v, size_t k, bool log_scale, double *mean, double *var);
+
 /* The bound from v[0..k) at false-alarm rate alpha per side (0.05: the
  * one-sided 95 % bound; a gate over m figures passes alpha / m to keep its
  * own rate at alpha). Non-finite values skipped; on the log scale, a value

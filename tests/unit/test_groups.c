@@ -61,6 +61,27 @@ static void test_exact_and_undefined(void) {
     ZB_CHECK_MSG(NEAR(g.df, 2.0, 1e-12), "df %g", g.df);
 }
 
+/* Equal figures have no spread, exactly: for values whose logs' naive mean
+ * (sum / k) rounds off the figure, the old sum-then-divide form gave a
+ * spread of ~1e-15 % and printed it (test_compare, CI on 2026-12-04). */
+static void test_equal_figures(void) {
+    size_t rounded = 0;
+    for (int i = 1; i <= 2000; i++) {
+        double x = 0.5 + 0.00731 * i, v[] = {x, x, x, x, x}, naive = (log(x) + log(x) + log(x)) / 3.0;
+        rounded += naive != log(x);
+        double mean = 0, var = -1;
+        ZB_CHECK(zb_run_moments(v, 3, true, &mean, &var) == 3 && var == 0.0 && mean == log(x));
+        zb_groups_test g = zb_groups_test_of(v, 3, v, 5, 0.025, true);
+        ZB_CHECK(g.spread_base == 0.0 && g.spread_new == 0.0 && g.shift == 0.0);
+        zb_rerun_bound b = zb_rerun_bound_of(v, 5, 0.025, false);
+        ZB_CHECK(b.spread == 0.0 && b.centre == x);
+    }
+    ZB_CHECK_MSG(rounded > 0, "no case where the naive mean rounds off (%zu)", rounded);
+    double v[] = {NAN, 2.0, 4.0}, mean = 0, var = 0;
+    ZB_CHECK(zb_run_moments(v, 3, false, &mean, &var) == 2 && mean == 3.0 && var == 2.0);
+    ZB_CHECK(zb_run_moments(v, 1, false, &mean, &var) == 0);
+}
+
 static void test_runs_for(void) {
     /* spreads 3 % each side, alpha 0.025: 3 runs a side detect 12.58 %,
      * 4 runs 9.61 %, 5 runs 8.10 % (scipy); target 10 %: 4 */
@@ -75,6 +96,7 @@ int main(void) {
     test_log_scale();
     test_linear();
     test_exact_and_undefined();
+    test_equal_figures();
     test_runs_for();
     return zb_test_finish("test_groups");
 }
