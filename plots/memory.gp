@@ -59,5 +59,5 @@ do for [k=0:tags-1] {
 }
 # The group labels under the bars' labels.
 cmd = cmd . sprintf(", '' using 2:(0):3 with labels center offset 0, %.2f font ',5.5' notitle", -(0.9 + 0.85 * blines))
-if (exists("ref")) cmd = cmd . ", for [k=0:*] ref index k using 1:2 title columnheader(2) with lines lc rgb '#000000' lw 1.2 dt (6,3)"
+if (exists("ref")) cmd = cmd . ", for [k=0:*] ref index k using 1:2 title columnheader(2) with lines lc rgb '#000000' lw 1.2 dt (6*dtu,3*dtu)"
 eval cmd

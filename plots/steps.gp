@@ -44,7 +44,7 @@ if (note ne '') set label 1 note at screen 0.5, screen (note2 ne '' ? 11 : 4) * 
 if (note2 ne '') set label 3 note2 at screen 0.5, screen 4 * line center font ',5.5'
 if (origin ne '') set label 2 origin at screen 0.5, screen 1 - 6 * line center font ',6.5' textcolor rgb '#000000' front
 wh = "lt 1 lc rgb '#000000' pt 0 lw 1.2"
-dash = "nohead lc rgb '#000000' dt (4,3) lw 1.0"
+dash = "nohead lc rgb '#000000' dt (4*dtu,3*dtu) lw 1.0"
 # A round tic step giving about three tics up to x.
 nice(x) = (x <= 0 ? 1 : (ex = 10**floor(log10(x)), fr = x / ex, (fr <= 1 ? 1 : fr <= 2 ? 2 : fr <= 5 ? 5 : 10) * ex))
 # Column c: the metric; c+1, c+2: its whisker; c+3: the reference (sync's

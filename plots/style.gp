@@ -25,6 +25,10 @@ if (ext eq ".pdf") {
     }
 }
 set output out
+# A numeric dash pattern (dt (on,off,...)) comes out in units near 1/300 in
+# on both terminals, far finer than their own dt 2-5 (at 1, a (2,2) dot
+# pattern drew as a solid line in the PNG): ours are in units of `dtu`.
+dtu = 3
 set termoption noenhanced
 set encoding utf8
 set border 3 lw 0.8
@@ -38,15 +42,35 @@ if (!exists("kw")) kw = 0
 set key maxcols (kcols > 0 ? kcols : 'auto') width kw
 set datafile missing 'NaN'
 # Okabe-Ito colours (distinct luminance), each with its own dash and point.
+# 9-16 and 17-24 take the colours again with other dashes (shifted by 4, by
+# 2) and other points (the open and line marks; the filled set shifted
+# by 4), so that no two of the 24 share colour and dash, nor (in
+# greyscale) dash and point. plot notes a figure with more series.
 set linetype 1 lc rgb '#000000' dt 1 pt 7 ps 0.55 lw 1.2
 set linetype 2 lc rgb '#d55e00' dt 2 pt 5 ps 0.55 lw 1.2
 set linetype 3 lc rgb '#0072b2' dt 3 pt 9 ps 0.65 lw 1.2
 set linetype 4 lc rgb '#009e73' dt 4 pt 11 ps 0.65 lw 1.2
 set linetype 5 lc rgb '#cc79a7' dt 5 pt 13 ps 0.6 lw 1.2
-set linetype 6 lc rgb '#e69f00' dt (8,3,2,3,2,3) pt 4 ps 0.55 lw 1.2
-set linetype 7 lc rgb '#56b4e9' dt (2,2) pt 6 ps 0.55 lw 1.2
-set linetype 8 lc rgb '#7f7f7f' dt (10,2) pt 8 ps 0.6 lw 1.2
-set linetype cycle 8
+set linetype 6 lc rgb '#e69f00' dt (8*dtu,3*dtu,2*dtu,3*dtu,2*dtu,3*dtu) pt 4 ps 0.55 lw 1.2
+set linetype 7 lc rgb '#56b4e9' dt (2*dtu,2*dtu) pt 6 ps 0.55 lw 1.2
+set linetype 8 lc rgb '#7f7f7f' dt (10*dtu,2*dtu) pt 8 ps 0.6 lw 1.2
+set linetype 9 lc rgb '#000000' dt 5 pt 1 ps 0.7 lw 1.2
+set linetype 10 lc rgb '#d55e00' dt (8*dtu,3*dtu,2*dtu,3*dtu,2*dtu,3*dtu) pt 2 ps 0.7 lw 1.2
+set linetype 11 lc rgb '#0072b2' dt (2*dtu,2*dtu) pt 3 ps 0.7 lw 1.2
+set linetype 12 lc rgb '#009e73' dt (10*dtu,2*dtu) pt 10 ps 0.65 lw 1.2
+set linetype 13 lc rgb '#cc79a7' dt 1 pt 12 ps 0.65 lw 1.2
+set linetype 14 lc rgb '#e69f00' dt 2 pt 14 ps 0.65 lw 1.2
+set linetype 15 lc rgb '#56b4e9' dt 3 pt 15 ps 0.65 lw 1.2
+set linetype 16 lc rgb '#7f7f7f' dt 4 pt 1 ps 0.9 lw 1.2
+set linetype 17 lc rgb '#000000' dt 3 pt 13 ps 0.6 lw 1.2
+set linetype 18 lc rgb '#d55e00' dt 4 pt 4 ps 0.55 lw 1.2
+set linetype 19 lc rgb '#0072b2' dt 5 pt 6 ps 0.55 lw 1.2
+set linetype 20 lc rgb '#009e73' dt (8*dtu,3*dtu,2*dtu,3*dtu,2*dtu,3*dtu) pt 8 ps 0.6 lw 1.2
+set linetype 21 lc rgb '#cc79a7' dt (2*dtu,2*dtu) pt 7 ps 0.55 lw 1.2
+set linetype 22 lc rgb '#e69f00' dt (10*dtu,2*dtu) pt 5 ps 0.55 lw 1.2
+set linetype 23 lc rgb '#56b4e9' dt 1 pt 9 ps 0.65 lw 1.2
+set linetype 24 lc rgb '#7f7f7f' dt 2 pt 11 ps 0.65 lw 1.2
+set linetype cycle 24
 # Reference lines (a link's bandwidth, a peak): thin grey, long dashes.
 ref_style = "lc rgb '#404040' lw 0.9"
 # The configurations (code 3 * stage + 0 sync, 1 prefetch, 2 other, as

@@ -34,10 +34,22 @@ static void key_of_series(const zb_plot_series_set *set, zb_plot_key *k) {
     for (int i = 0; i < set->n; i++) zb_plot_key_add(k, set->s[i].label);
 }
 
+/* Past ZB_PLOT_LINE_STYLES series the styles repeat: say so in the figure's
+ * note (kept after any note already there) rather than draw two series
+ * alike without a word. */
+static void note_repeats(zb_plot_out *out, int n_series) {
+    if (n_series <= ZB_PLOT_LINE_STYLES) return;
+    size_t used = strlen(out->note);
+    snprintf(out->note + used, sizeof out->note - used,
+             "%s%d series: past %d they take the first ones' line styles again (plot fewer inputs per figure)",
+             used ? "; " : "", n_series, ZB_PLOT_LINE_STYLES);
+}
+
 /* Appends the legend's layout to out->vars: its columns (at most) and the
  * width increment that makes each as wide as its widest entry. */
-static void key_vars(zb_plot_out *out, zb_plot_key *k, int room, double samplen) {
+static void key_vars(zb_plot_out *out, zb_plot_key *k, int n_series, int room, double samplen) {
     zb_plot_key_layout(k, room, samplen);
+    note_repeats(out, n_series);
     size_t used = strlen(out->vars);
     snprintf(out->vars + used, sizeof out->vars - used, "%skcols=%d; krows=%d; kw=%d", used ? "; " : "", k->cols,
              k->rows, k->width_fix);
@@ -53,7 +65,7 @@ static bool write_rank_series(zb_plot_series_set *set, const zb_plot_inputs *in,
     zb_plot_series_finish(set, in);
     zb_plot_key key = {0};
     key_of_series(set, &key);
-    key_vars(out, &key, room, samplen);
+    key_vars(out, &key, set->n, room, samplen);
     zb_plot_text t;
     if (!zb_plot_text_open(&t)) {
         zb_plot_series_free(set);
@@ -165,6 +177,7 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
     zb_plot_series_finish(&set, in);
     zb_plot_key key = {0};
     key_of_series(&set, &key);
+    int n_series = set.n;
     zb_plot_text t, ref;
     if (!zb_plot_text_open(&t) || !zb_plot_text_open(&ref)) {
         zb_plot_series_free(&set);
@@ -219,7 +232,7 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         free(ref.buf);
         snprintf(out->note, sizeof out->note, "no link-bandwidth reference line: %s", why);
     }
-    key_vars(out, &key, LEGEND_ROOM, 2.5);
+    key_vars(out, &key, n_series, LEGEND_ROOM, 2.5);
     return true;
 }
 
@@ -275,6 +288,7 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
     snprintf(out->vars, sizeof out->vars, "yunit='%s'", scale > 1 ? "GFLOP/s" : "TFLOP/s");
     zb_plot_key key = {0};
     key_of_series(&set, &key);
+    int n_series = set.n;
     zb_plot_text t, ref;
     if (!zb_plot_text_open(&t) || !zb_plot_text_open(&ref)) {
         zb_plot_series_free(&set);
@@ -316,7 +330,7 @@ bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out) {
         free(ref.buf);
         snprintf(out->note, sizeof out->note, "no peak line: the runs carry no pct_peak");
     }
-    key_vars(out, &key, LEGEND_ROOM, 2.5);
+    key_vars(out, &key, n_series, LEGEND_ROOM, 2.5);
     return true;
 }
 
@@ -384,11 +398,11 @@ bool zb_plot_build_scaling(const zb_plot_inputs *in, zb_plot_out *out) {
      * figure; a second series of one configuration takes the next free one. */
     qsort(set.s, (size_t)set.n, sizeof *set.s, by_config);
     static const int lt_of[ZB_PLOT_CONFIG_CODES] = {8, 8, 8, 6, 5, 8, 4, 3, 8, 2, 1, 7};
-    bool used[9] = {false};
+    bool used[ZB_PLOT_LINE_STYLES + 1] = {false};
     char lts[sizeof out->vars / 2] = "";
     for (int i = 0; i < set.n; i++) {
         int lt = set.s[i].file >= 0 && set.s[i].file < ZB_PLOT_CONFIG_CODES ? lt_of[set.s[i].file] : 8;
-        for (int tries = 0; used[lt] && tries < 8; tries++) lt = lt % 8 + 1;
+        for (int tries = 0; used[lt] && tries < ZB_PLOT_LINE_STYLES; tries++) lt = lt % ZB_PLOT_LINE_STYLES + 1;
         used[lt] = true;
         size_t len = strlen(lts);
         if (len + 4 < sizeof lts) snprintf(lts + len, sizeof lts - len, "%s%d", i ? " " : "", lt);

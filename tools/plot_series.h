@@ -56,6 +56,9 @@ int zb_plot_config(const json_t *run, char *out, size_t n);
  * sizes (style.gp), so a label of w milli-em at p pt is w * p / 1000 pt
  * of the 237.6 pt (3.3 in) canvas. */
 #define ZB_PLOT_CANVAS_PT 237.6
+/* Line styles plots/style.gp defines apart (colour, dash, point); the
+ * 25th series takes the first's again. */
+#define ZB_PLOT_LINE_STYLES 24
 /* The width of s, its widest line where the two characters \n (a wrapped
  * label's break) split it. */
 int zb_plot_text_width(const char *s);

@@ -84,6 +84,12 @@ gemms = [{"bench": "gemm", "name": "square", "shape": f"{n}x{n}x{n}", "dtype": f
           "ranks": 1, "metrics": {"tflops": 0.5 + s + n / 1000, "pct_peak": 40.0 + s}}
          for s in range(4) for n in (64, 256, 1024)]
 save("coll.json", colls + gemms, backend="cpu_" + SP + "W" * 20, comm="mpi_" + SP, config={"hw": "longhw"})
+# More series than style.gp has line styles (24): 26 dtypes of collectives,
+# 26 models at 2 rank counts (plot notes the repeat; the first 24 differ).
+save("many.json", [{"bench": "allgather", "size_bytes": size, "dtype": f"d{s}", "in_place": False, "ranks": ranks,
+                    "nodes": 1, "metrics": {"busbw_gbps": 1.0 + s / 4 + ranks / 10 + size / 2**21}}
+                   for s in range(26) for ranks in (2, 4) for size in (1024, 1 << 20)] +
+     [step(f"m{k}", 3, "prefetch", ranks=r) for k in range(26) for r in (8, 16)])
 # Ordinary names: what a demo's inputs hold.
 save("short.json", [step("tiny", s, m) for s, m in configs])
 save("short_coll.json", [dict(c, dtype="float") for c in colls if c["dtype"].startswith(("dt0", "dt1"))] +
@@ -103,11 +109,11 @@ json.dump({"traceEvents": ev, "otherData": {"simulated": False}}, open(f"{d}/tra
 PY
 check test $? -eq 0
 mkdir -p "$tmp/out"
-sets=(g1 g3 g8 g13 g40 fields variants sim coll short trace)
+sets=(g1 g3 g8 g13 g40 fields variants sim coll many short trace)
 declare -A inputs=(
   [g1]="steps_g1.json" [g3]="steps_g3.json" [g8]="steps_g8.json" [g13]="steps_g13.json" [g40]="steps_g40.json"
   [fields]="fields0.json fields1.json fields2.json fields3.json" [variants]="variants.json"
-  [sim]="sim0.json sim1.json" [coll]="coll.json" [short]="short.json short_coll.json" [trace]="trace.json short.json")
+  [sim]="sim0.json sim1.json" [coll]="coll.json" [many]="many.json" [short]="short.json short_coll.json" [trace]="trace.json short.json")
 dirs=()
 for s in "${sets[@]}"; do
   files=()
@@ -119,6 +125,14 @@ done
 for k in busbw gemm timeline steps memory busbw_scaling steps_sim memory_sim scaling_sim; do
   ls "$tmp"/out/*/"$k.png" >/dev/null 2>&1 || { echo "FAIL: no $k.png drawn"; fail=1; }
 done
+# Past 24 series the styles repeat, and plot says so; the first 24 differ.
+for kn in busbw:52 busbw_scaling:26 scaling:26; do
+  k=${kn%:*} n=${kn#*:}
+  check grep -q "note: .*$n series: past 24 they take the first ones' line styles again" \
+    <(awk -v k="$k" '$1 == k { getline; print }' "$tmp/many.out")
+done
+lts=$(sed -n "s/.*lts='\([0-9 ]*\)'.*/\1/p" "$tmp/out/many/scaling.dat" | head -1)
+check test "$(echo "$lts" | tr ' ' '\n' | head -24 | sort -u | wc -l)" -eq 24
 # gnuplot's warnings: each figure redrawn by its own rebuild lines.
 for dat in "$tmp"/out/*/*.dat; do
   case $dat in *_ref.dat) continue ;; esac
