@@ -148,7 +148,31 @@ def group_splits(args, n):
     return out
 
 
+def run_spread(args, base):
+    """Per run identity (the step's mode, the collective's size and
+    placement): the spread of the runs' figures, which is what bounds
+    detection across runs (the steps' own spread does not)."""
+    import math
+    key = TIME[args.bench]
+    figs = collections.defaultdict(list)
+    for p in base:
+        for r in json.load(open(p))["runs"]:
+            v = r["metrics"].get(key)
+            if v and v > 0:
+                name = r.get("mode") if args.bench == "step" else f"{r['size_bytes']}{' in' if r.get('in_place') else ''}"
+                figs[name].append(v)
+    parts = []
+    for name, v in figs.items():
+        if len(v) < 2:
+            continue
+        sd = statistics.stdev(math.log(x) for x in v)
+        parts.append(f"{name} {100 * (math.exp(sd) - 1):.1f} % ({min(v):.4g}..{max(v):.4g})")
+    print(f"# run-to-run spread of {key} (sd of the runs' log figures, min..max over {len(base)} runs): "
+          + "; ".join(parts))
+
+
 def report(args, base, slow, exclude_same):
+    run_spread(args, base)
     for p in base + slow:
         strip_samples(p, p + ".nosamples")
     same = list(itertools.permutations(base, 2))
