@@ -65,6 +65,7 @@ typedef struct zb_config {
     /* collective sweep (nccl-tests meanings) */
     uint64_t min_bytes, max_bytes, step_bytes;
     int64_t step_factor; /* 0 when -i/--stepbytes is used instead */
+    uint64_t rotate_bytes; /* collectives: cycle the calls over buffers this large (0: one buffer) */
     int64_t iters, warmup_iters;
     int check;
     zb_dtype dtype;

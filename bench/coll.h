@@ -79,6 +79,18 @@ size_t zb_coll_count_for(const zb_coll_def *def, uint64_t size_bytes, size_t ele
  * larger buffer), from a->count, a->rank, a->dtype and a->in_place. */
 void zb_coll_place(const zb_coll_def *def, zb_coll_args *a, void *buf_a, void *buf_b);
 
+/* --rotate-bytes: call i of a size runs on part i mod n of the send and
+ * receive buffers, the parts `stride` bytes apart (the call's larger
+ * buffer, rounded up to a 4 KiB page); n = buffer_bytes / stride, at
+ * least 1 (one part: the buffers' start, as without the flag). */
+typedef struct zb_coll_slots {
+    int64_t n;
+    size_t stride;
+} zb_coll_slots;
+zb_coll_slots zb_coll_slots_for(const zb_coll_def *def, const zb_coll_args *a, size_t buffer_bytes);
+/* a (placed at the buffers' start) for call i: on part i mod sl->n. */
+zb_coll_args zb_coll_slot_args(const zb_coll_args *a, const zb_coll_slots *sl, int64_t i);
+
 /* ---- the exact values (coll_data.c) ---- */
 
 /* Element j of rank `rank`'s input for `seed`. */

@@ -55,6 +55,24 @@ void zb_coll_place(const zb_coll_def *def, zb_coll_args *a, void *buf_a, void *b
     }
 }
 
+zb_coll_slots zb_coll_slots_for(const zb_coll_def *def, const zb_coll_args *a, size_t buffer_bytes) {
+    size_t e = zb_dtype_size(a->dtype);
+    size_t send = zb_coll_send_elems(def, a->count, a->n_ranks) * e, recv = zb_coll_recv_elems(def, a->count, a->n_ranks) * e;
+    size_t used = (send > recv ? send : recv) + 4095;
+    used -= used % 4096;
+    zb_coll_slots sl = {1, used};
+    if (used > 0 && buffer_bytes / used > 1) sl.n = (int64_t)(buffer_bytes / used);
+    return sl;
+}
+
+zb_coll_args zb_coll_slot_args(const zb_coll_args *a, const zb_coll_slots *sl, int64_t i) {
+    zb_coll_args x = *a;
+    size_t off = sl->n > 1 ? (size_t)(i % sl->n) * sl->stride : 0;
+    x.send = (char *)a->send + off;
+    x.recv = (char *)a->recv + off;
+    return x;
+}
+
 void zb_coll_fill_input(const zb_coll_def *def, const zb_coll_args *a) {
     size_t n = zb_coll_send_elems(def, a->count, a->n_ranks);
     for (size_t j = 0; j < n; j++) zb_dtype_store(a->send, j, a->dtype, zb_coll_value(a->seed, a->rank, j));

@@ -486,6 +486,13 @@ static void fit_or_say(const zb_calib_point *pts, int n, zb_calib_coll_fit *f) {
     if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", zb_error_text(why, sizeof why));
 }
 
+/* The collectives run as the step runs them: out of place, on buffers the
+ * caches do not hold (--rotate-bytes over more than any cache here: 32
+ * MiB of L3 on the development VM, 50 MB of L2 on an H100). A loop on one
+ * buffer measured this VM's all-gather at 2x the bandwidth the step's own
+ * collectives reached (7.2 against 3.2-3.9 GB/s busbw at 4-12 MiB). */
+#define ZB_CALIB_ROTATE "256M"
+
 /* One placement's sweeps of the three collectives, fitted one by one and pooled. */
 static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placement, const char *nodes,
                              zb_calib *c) {
@@ -494,8 +501,9 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
     for (int k = 0; k < ZB_CALIB_N_COLLS; k++) {
         const char *args[40] = {zb_calib_colls[k], "--backend", a->backend, "--comm", a->comm, "--nodes", nodes,
                                 "--gpus-per-node", a->gpn ? a->gpn : "2", "-b", a->coll_min, "-e", a->coll_max,
-                                "-f", "4", "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype};
-        int n = 23;
+                                "-f", "4", "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype,
+                                "--rotate-bytes", ZB_CALIB_ROTATE};
+        int n = 25;
         if (placement == ZB_CALIB_INTER && a->emulate) args[n++] = "--emulate-nodes";
         if (placement == ZB_CALIB_INTER && a->hostfile) {
             args[n++] = "--hostfile";
@@ -511,6 +519,7 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
         for (size_t i = 0; i < json_array_size(runs) && np < ZB_CALIB_MAX_POINTS; i++) {
             const json_t *run = json_array_get(runs, i);
             zb_dtype d;
+            if (json_is_true(json_object_get(run, "in_place"))) continue; /* the step's are out of place */
             if (zb_dtype_parse(str_or(json_string_value(json_object_get(run, "dtype")), ""), &d) != ZB_OK) continue;
             ranks = (int)json_integer_value(json_object_get(run, "ranks"));
             size_t count = (size_t)json_integer_value(json_object_get(run, "count"));
@@ -521,7 +530,7 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
             pooled[n_pooled++] = pts[np++];
         }
         snprintf(c->coll_command, sizeof c->coll_command, "zerobench allgather|reducescatter|allreduce -b %s -e %s "
-                 "-f 4 -n %s", a->coll_min, a->coll_max, a->iters);
+                 "-f 4 -n %s --rotate-bytes %s (out of place)", a->coll_min, a->coll_max, a->iters, ZB_CALIB_ROTATE);
         json_decref(doc);
         zb_calib_coll_fit *f = &c->coll[placement][k];
         f->ranks = ranks;

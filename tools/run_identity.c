@@ -14,7 +14,7 @@ const char *const zb_run_identity_keys[] = {
     "shape",         "size_bytes", "in_place",    "dtype",         "act_dtype",
     "param_dtype",   "grad_reduce_dtype",         "trans_b",       "recompute",
     "prefetch_depth", "flops_convention",         "ranks",         "nodes",
-    NULL,
+    "rotate_bytes",   NULL,
 };
 
 bool zb_run_same_identity(const json_t *a, const json_t *b) {

@@ -80,11 +80,13 @@ for name, links in (("two", True), ("one", False)):
                   f"{name}: intra-node bandwidth")
             check(sim["link_latency_s"]["intra_node"] >= 0, f"{name}: intra-node latency")
             check(pooled["bandwidth_bytes_per_s"] == p["nvlink_bytes_per_s"], f"{name}: the pooled fit is the profile's")
-            check(pooled["points"] >= 3 * 10, f"{name}: pooled over the three sweeps {pooled}")
+            check(pooled["points"] >= 3 * 5, f"{name}: pooled over the three sweeps {pooled}")
         for c in ("allgather", "reducescatter", "allreduce"):
             f = cal["collectives"][c]["intra_node"]
             check(f["ranks"] == 2, f"{name}: {c} swept on 2 ranks")
-            check("not_fitted" in f or (f["points"] == 10 and f["rms_residual_pct"] >= 0), f"{name}: {c} fit {f}")
+            # one point a size (5 sizes): the out-of-place runs, as the step places its collectives
+            check("not_fitted" in f or (f["points"] == 5 and f["rms_residual_pct"] >= 0), f"{name}: {c} fit {f}")
+        check("--rotate-bytes 256M (out of place)" in cal["coll_command"], f"{name}: cold buffers {cal['coll_command']}")
         check(cal["collectives"]["allgather"]["inter_node"] is None, f"{name}: one node: no inter-node fit")
         # not fittable on one node: the base's (h100_sxm), marked so in the markers and the sources
         check(params["sim.link_latency_s.inter_node"]["status"] == "from_base", f"{name}: inter-node latency borrowed")

@@ -61,6 +61,51 @@ static void test_shapes(void) {
     ZB_CHECK(x.send == b && x.recv == b);
 }
 
+/* --rotate-bytes' parts: page-aligned, as large as the call's larger
+ * buffer, each call's send and receive inside the buffers, consecutive
+ * calls on disjoint parts, the cycle n long; one part when the buffers
+ * hold no second. Pointers are offsets from a fake base (nothing is
+ * dereferenced). */
+static void test_slots(void) {
+    const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
+    const size_t counts[] = {1, 1000, (size_t)1 << 18};
+    char *const a = (char *)(uintptr_t)0x100000000ULL, *const b = (char *)(uintptr_t)0x900000000ULL;
+    for (int k = 0; k < 3; k++) {
+        const zb_coll_def *def = zb_coll_find(kinds[k]);
+        for (int n = 2; n <= 4; n++) {
+            for (int c = 0; c < 3; c++) {
+                for (int ip = 0; ip < 2; ip++) {
+                    zb_coll_args x = {NULL, NULL, counts[c], ZB_DTYPE_F32, n - 1, n, ip == 1, SEED};
+                    size_t send = zb_coll_send_elems(def, x.count, n) * 4, recv = zb_coll_recv_elems(def, x.count, n) * 4;
+                    size_t big = send > recv ? send : recv;
+                    zb_coll_place(def, &x, a, b);
+                    zb_coll_slots one = zb_coll_slots_for(def, &x, big);
+                    ZB_CHECK(one.n == 1 && zb_coll_slot_args(&x, &one, 5).send == x.send);
+                    size_t buffer = (size_t)64 << 20;
+                    zb_coll_slots sl = zb_coll_slots_for(def, &x, buffer);
+                    ZB_CHECK_MSG(sl.stride % 4096 == 0 && sl.stride >= big && sl.stride < big + 4096 &&
+                                     sl.n == (int64_t)(buffer / sl.stride),
+                                 "%s n %d count %zu: %lld parts of %zu", def->name, n, counts[c], (long long)sl.n,
+                                 sl.stride);
+                    for (int64_t i = 0; i < 2 * sl.n + 1; i += sl.n > 64 ? sl.n / 7 + 1 : 1) {
+                        zb_coll_args p = zb_coll_slot_args(&x, &sl, i), q = zb_coll_slot_args(&x, &sl, i + 1);
+                        zb_coll_args r = zb_coll_slot_args(&x, &sl, i + sl.n);
+                        char *base = ip ? (char *)x.send < (char *)x.recv ? (char *)x.send : (char *)x.recv : a;
+                        bool inside = (char *)p.send >= (ip ? base : a) && (char *)p.send + send <= (ip ? base : a) + buffer &&
+                                      (char *)p.recv >= (ip ? base : b) && (char *)p.recv + recv <= (ip ? base : b) + buffer;
+                        bool apart = (char *)q.send - (char *)p.send == (ptrdiff_t)sl.stride ||
+                                     (i + 1) % sl.n == 0;
+                        ZB_CHECK_MSG(inside && apart && r.send == p.send && r.recv == p.recv &&
+                                         (char *)p.recv - (char *)p.send == (char *)x.recv - (char *)x.send,
+                                     "%s n %d count %zu %s: call %lld", def->name, n, counts[c],
+                                     ip ? "in place" : "out of place", (long long)i);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* Every rank's input, then each rank's result by hand, against the record. */
 static void test_expected(zb_coll kind, int n, size_t count, zb_dtype t) {
     const zb_coll_def *def = zb_coll_find(kind);
@@ -108,6 +153,7 @@ static void test_expected(zb_coll kind, int n, size_t count, zb_dtype t) {
 int main(void) {
     test_registry();
     test_shapes();
+    test_slots();
     static const zb_coll kinds[] = {ZB_COLL_ALLGATHER, ZB_COLL_REDUCESCATTER, ZB_COLL_ALLREDUCE};
     for (size_t k = 0; k < 3; k++) {
         for (int n = 1; n <= 5; n++) {
