@@ -165,14 +165,29 @@ static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm, char *basis, 
         ctx->peak_flops = cfg->peak_gflops * 1e9;
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
     } else if (pm->measured) {
-        ctx->peak_flops = pm->best_gflops * 1e9 * ctx->blas_threads;
+        /* A rank computes on its threads' cores, and on no more than its
+         * share of the node's when the node's ranks x threads exceed its
+         * cores (4 ranks on 2 cores: half a core each), so that the ranks'
+         * peaks add up to the node's and MFU is against the cores the job
+         * has (the CPU's form of a shared device's share). */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int local = ctx->topo.local_size > 0 ? ctx->topo.local_size : 1;
+        double per_rank = ctx->blas_threads;
+        char share[96] = "";
+        if (cores > 0 && (long)local * ctx->blas_threads > cores) {
+            per_rank = (double)cores / local;
+            snprintf(share, sizeof share, ", %d ranks on %ld cores: %.3g core(s) each", local, cores, per_rank);
+        }
+        ctx->peak_flops = pm->best_gflops * 1e9 * per_rank;
         char when[128];
         if (pm->cached) snprintf(when, sizeof when, "cached measurement of %s on host %s", pm->date, pm->host);
         else snprintf(when, sizeof when, "measured once on node %d before work", pm->node);
         snprintf(ctx->peak_source, sizeof ctx->peak_source,
-                 "%s: %s FMA loop, best of %d runs %.1f (min %.1f, median %.1f) GFLOP/s per core x %d thread(s)",
-                 when, pm->isa, pm->runs, pm->best_gflops, pm->min_gflops, pm->median_gflops, ctx->blas_threads);
-        snprintf(basis, n, "measurement of %s on host %s x %d thread(s)", pm->date, pm->host, ctx->blas_threads);
+                 "%s: %s FMA loop, best of %d runs %.1f (min %.1f, median %.1f) GFLOP/s per core x %d thread(s)%s",
+                 when, pm->isa, pm->runs, pm->best_gflops, pm->min_gflops, pm->median_gflops, ctx->blas_threads,
+                 share);
+        snprintf(basis, n, "measurement of %s on host %s x %d thread(s)%s", pm->date, pm->host, ctx->blas_threads,
+                 share);
         return;
     } else {
         /* A device shared by several ranks: each rank's share of its peak,
