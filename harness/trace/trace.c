@@ -198,6 +198,21 @@ void zb_trace_name_stream(zb_trace *t, int stream, const char *name) {
     pthread_mutex_unlock(&t->lock);
 }
 
+void zb_trace_retime(zb_trace *t, uint64_t seq, int64_t start_ns, int64_t end_ns) {
+    if (!t || !t->enabled) return;
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = t->n_records; i-- > 0;) {
+        zb_trace_record *r = &t->records[i];
+        if (r->seq == seq && r->rank == t->rank) {
+            r->start_ns = start_ns;
+            r->end_ns = end_ns;
+            break;
+        }
+        if (r->seq < seq) break; /* records are in issue order: it is gone */
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, uint64_t seq,
                   int64_t start_ns, int64_t end_ns) {
     if (!t || !t->enabled) return;

@@ -160,6 +160,11 @@ void zb_trace_name_stream(zb_trace *t, int stream, const char *name);
 void zb_trace_add(zb_trace *t, int stream, const zb_op_info *info, uint64_t seq,
                   int64_t start_ns, int64_t end_ns);
 
+/* Moves the record of issue order `seq` (zb_trace_add's) to [start_ns,
+ * end_ns): a simulated op whose end changed after it was issued. Searched
+ * from the newest record back; a no-op when it is gone (cleared). */
+void zb_trace_retime(zb_trace *t, uint64_t seq, int64_t start_ns, int64_t end_ns);
+
 /* Forgets the records from index `first` on (the records of a step that is
  * not written; first >= n_records: nothing). */
 void zb_trace_truncate(zb_trace *t, size_t first);

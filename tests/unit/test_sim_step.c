@@ -234,6 +234,83 @@ static void test_interference(void) {
     free(a.recs), free(b.recs);
 }
 
+/* comm_interference f on the device itself, exact: a 100 us collective
+ * then a copy and an event on the comm stream; compute over [0, 40) us
+ * leaves 40 us of the collective's work done at half speed (f = 1): it ends
+ * at 40 + (100 - 20) = 120, and the event and the copy move with it; a
+ * second compute over [40, 80) moves it to 140. Compute issued after the
+ * compute stream waited for that event starts after it and moves nothing;
+ * without comm_interference nothing moves. The trace records follow. */
+static void test_comm_stretch(void) {
+    for (int with = 0; with < 2; with++) {
+        zb_hw_profile hw = profile(1e11, 1e10, 1e11, 0.0);
+        hw.sim.comm_interference = with ? 1.0 : 0.0;
+        zb_trace t;
+        ZB_CHECK_OK(zb_trace_init(&t, 0, true));
+        zb_device_config dc = {0, 0, 1, 30.0, &t, &hw};
+        zb_device *dev = NULL;
+        zb_stream *cs = NULL, *ms = NULL;
+        zb_event *before = NULL, *after = NULL;
+        ZB_CHECK_OK(zb_device_sim_create(&dc, &dev));
+        if (!dev) return;
+        ZB_CHECK_OK(dev->ops->stream_create(dev, "compute", &cs));
+        ZB_CHECK_OK(dev->ops->stream_create(dev, "comm", &ms));
+        ZB_CHECK_OK(dev->ops->event_create(dev, &before));
+        ZB_CHECK_OK(dev->ops->event_create(dev, &after));
+        zb_op_info coll = {ZB_OP_COMM, "allgather", -1, 0, 0}, copy = {ZB_OP_COPY, "copy", -1, 0, 0},
+                   comp = {ZB_OP_COMPUTE, "compute", -1, 0, 0};
+        ZB_CHECK_OK(dev->ops->event_record(before, ms));
+        ZB_CHECK_OK(zb_sim_issue(ms, &coll, 100e-6));
+        ZB_CHECK_OK(dev->ops->event_record(after, ms));
+        ZB_CHECK_OK(zb_sim_issue(ms, &copy, 10e-6));
+        ZB_CHECK_OK(zb_sim_issue(cs, &comp, 40e-6));
+        double ms1 = 0, ms2 = 0;
+        ZB_CHECK_OK(dev->ops->event_elapsed_ms(before, after, &ms1));
+        ZB_CHECK_OK(zb_sim_issue(cs, &comp, 40e-6));
+        ZB_CHECK_OK(dev->ops->event_elapsed_ms(before, after, &ms2));
+        double want1 = with ? 0.120 : 0.100, want2 = with ? 0.140 : 0.100;
+        ZB_CHECK_MSG(fabs(ms1 - want1) < 1e-9 && fabs(ms2 - want2) < 1e-9,
+                     "comm_interference %d: the event after the collective at %.6f then %.6f ms", with, ms1, ms2);
+        ZB_CHECK_OK(dev->ops->stream_wait_event(cs, after));
+        ZB_CHECK_OK(zb_sim_issue(cs, &comp, 40e-6));
+        ZB_CHECK_OK(dev->ops->stream_sync(ms));
+        ZB_CHECK_OK(dev->ops->stream_sync(cs));
+        int64_t ends[5] = {0};
+        for (size_t i = 0; i < t.n_records && i < 5; i++) ends[i] = t.records[i].end_ns;
+        /* records: collective, copy, compute, compute, compute */
+        int64_t w[5] = {with ? 140000 : 100000, with ? 150000 : 110000, 40000, 80000, with ? 180000 : 140000};
+        ZB_CHECK_MSG(t.n_records == 5 && !memcmp(ends, w, sizeof w) && t.records[1].start_ns == w[0],
+                     "comm_interference %d: record ends %lld %lld %lld %lld %lld, copy from %lld", with,
+                     (long long)ends[0], (long long)ends[1], (long long)ends[2], (long long)ends[3],
+                     (long long)ends[4], (long long)t.records[1].start_ns);
+        ZB_CHECK(dev->ops->now_ns(dev) == w[4] && w[4] >= w[1]);
+        dev->ops->event_destroy(before);
+        dev->ops->event_destroy(after);
+        dev->ops->stream_destroy(cs);
+        dev->ops->stream_destroy(ms);
+        zb_dev_destroy(dev);
+        zb_trace_destroy(&t);
+    }
+}
+
+/* In the step: comm grows by f / (1 + f) of the time it overlapped compute
+ * (the engine issues a gather before the compute beside it: before this
+ * mechanism, comm_interference changed nothing there). */
+static void test_comm_interference(void) {
+    const double f = 0.5;
+    zb_hw_profile plain = profile(1e11, 1e10, 1e11, 0.0), slowed = profile(1e11, 1e10, 1e11, 0.0);
+    slowed.sim.comm_interference = f;
+    run_out a, b;
+    run(&plain, 3, ZB_MODE_PREFETCH, 1, 4, &a);
+    run(&slowed, 3, ZB_MODE_PREFETCH, 1, 4, &b);
+    double grew = (double)(b.ov.comm_ns - a.ov.comm_ns), want = (double)b.ov.overlap_ns * f / (1.0 + f);
+    ZB_CHECK_MSG(grew > 0 && a.ov.compute_ns == b.ov.compute_ns && fabs(grew - want) <= 0.02 * want + 50,
+                 "comm_interference %.2f: comm grew %.0f ns, overlap %lld ns says %.0f; compute %lld -> %lld", f,
+                 grew, (long long)b.ov.overlap_ns, want, (long long)a.ov.compute_ns, (long long)b.ov.compute_ns);
+    printf("comm_interference %.2f: comm +%.0f ns, f/(1+f) x overlap %.0f ns\n", f, grew, want);
+    free(a.recs), free(b.recs);
+}
+
 /* The sim's per-tag peaks are the engine's own accounting: the ledger's. */
 static void test_memory_ledger(void) {
     zb_hw_profile hw = profile(1e11, 1e10, 1e12, 0.15);
@@ -338,6 +415,8 @@ int main(void) {
     test_prefetch_hides();
     test_comm_bound();
     test_interference();
+    test_comm_stretch();
+    test_comm_interference();
     test_memory_ledger();
     return zb_test_finish("test_sim_step");
 }

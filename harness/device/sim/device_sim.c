@@ -88,7 +88,10 @@ static zb_status sim_stream_create(zb_device *zd, const char *name, zb_stream **
     return ZB_OK;
 }
 
-static void sim_stream_destroy(zb_stream *s) { free(s); }
+static void sim_stream_destroy(zb_stream *s) {
+    zb_sim_forget(sim_dev(s->dev), (const sim_stream *)s, NULL);
+    free(s);
+}
 
 /* The host waits until the stream's work is done: its clock catches up. */
 static zb_status sim_stream_sync(zb_stream *zs) {
@@ -106,13 +109,18 @@ static zb_status sim_event_create(zb_device *zd, zb_event **out) {
     return ZB_OK;
 }
 
-static void sim_event_destroy(zb_event *e) { free(e); }
+static void sim_event_destroy(zb_event *e) {
+    zb_sim_forget(sim_dev(e->dev), NULL, (const sim_event *)e);
+    free(e);
+}
 
+/* The stamp moves if a collective before it on the stream is stretched
+ * later (comm_interference): the event is on the device's open list. */
 static zb_status sim_event_record(zb_event *ze, zb_stream *zs) {
     sim_event *e = (sim_event *)ze;
     e->recorded = true;
     e->stamp_ns = zb_sim_ready_ns((sim_stream *)zs);
-    return ZB_OK;
+    return zb_sim_open_event(sim_dev(zs->dev), (sim_stream *)zs, e);
 }
 
 /* Later work on s starts no earlier than the event's latest record. */
@@ -198,7 +206,7 @@ static void sim_destroy(zb_device *zd) {
     sim_device *d = sim_dev(zd);
     if (d->region) munmap(d->region, d->region_bytes);
     zb_mem_account_destroy(&d->acct);
-    free(d->comm);
+    free(d->open);
     free(d->compute);
     free(d);
 }

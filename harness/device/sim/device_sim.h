@@ -14,7 +14,10 @@
  * stream's clock, stream_wait_event raises the waiting stream's clock to the
  * event's stamp, syncs raise the host clock, elapsed is the difference of
  * two stamps. A compute op that overlaps, in virtual time, a collective
- * already issued runs (1 + interference) times slower while they overlap.
+ * already issued runs (1 + interference) times slower while they overlap;
+ * a collective overlapped by compute, issued before or after it, runs (1 +
+ * comm_interference) times slower there, and what follows it on its stream
+ * (ops, event stamps, trace records) moves later with its end.
  * Every op leaves one trace record in virtual time; the device's now_ns is
  * the host clock, so the engine's step times are virtual too.
  *

@@ -85,6 +85,109 @@ static int64_t slowed_end(const sim_interval *iv, size_t n, double f, int64_t st
     return (int64_t)llround(t + left);
 }
 
+/* ---- the open list: what a later stretch may move --------------------------- */
+
+/* Forgets what ended before the host clock (nothing issued later can start
+ * before it, so nothing can move it), then appends `item`. */
+static zb_status open_add(sim_device *d, sim_open item) {
+    size_t keep = 0;
+    for (size_t i = 0; i < d->n_open; i++) {
+        if (d->open[i].end_ns >= d->host_ns) d->open[keep++] = d->open[i];
+    }
+    d->n_open = keep;
+    if (d->n_open == d->cap_open) {
+        size_t c = d->cap_open ? 2 * d->cap_open : 256;
+        sim_open *p = (sim_open *)realloc(d->open, c * sizeof *p);
+        if (!p) return ZB_FAIL(ZB_ERR_NOMEM, "sim: out of host memory for the open ops");
+        d->open = p;
+        d->cap_open = c;
+    }
+    d->open[d->n_open++] = item;
+    return ZB_OK;
+}
+
+void zb_sim_forget(sim_device *d, const sim_stream *s, const sim_event *e) {
+    size_t keep = 0;
+    for (size_t i = 0; i < d->n_open; i++) {
+        bool gone = (e && d->open[i].ev == e) || (s && d->open[i].s == s);
+        if (!gone) d->open[keep++] = d->open[i];
+    }
+    d->n_open = keep;
+}
+
+zb_status zb_sim_open_event(sim_device *d, sim_stream *s, sim_event *e) {
+    zb_sim_forget(d, NULL, e);
+    return open_add(d, (sim_open){s, e, ZB_OP_COPY, 0, e->stamp_ns, e->stamp_ns});
+}
+
+/* The open collectives' intervals, sorted by start, into a fresh array
+ * (*iv, NULL when none): what a compute op is slowed inside. */
+static zb_status open_comm(const sim_device *d, sim_interval **iv, size_t *n) {
+    *iv = NULL;
+    *n = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < d->n_open; i++) k += !d->open[i].ev && d->open[i].kind == ZB_OP_COMM;
+    if (k == 0) return ZB_OK;
+    sim_interval *v = (sim_interval *)malloc(k * sizeof *v);
+    if (!v) return ZB_FAIL(ZB_ERR_NOMEM, "sim: out of host memory for the collectives' intervals");
+    for (size_t i = 0; i < d->n_open; i++) {
+        const sim_open *o = &d->open[i];
+        if (o->ev || o->kind != ZB_OP_COMM) continue;
+        size_t j = (*n)++;
+        while (j > 0 && v[j - 1].start_ns > o->start_ns) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = (sim_interval){o->start_ns, o->end_ns};
+    }
+    *iv = v;
+    return ZB_OK;
+}
+
+/* Collectives beside compute (comm_interference f): compute running over
+ * [cs, ce) slows every open collective it overlaps to 1 / (1 + f) there,
+ * issued before it or not; a collective that ends later pushes what
+ * follows it on its stream (ops, event stamps, the stream's clock) and the
+ * trace records move with them. First order: the compute's own slowdown
+ * was costed against the collectives as they stood. Nothing a stream has
+ * already waited for can move: anything issued after such a wait starts
+ * after the stamp it waited for, so it overlaps only collectives after it. */
+static void stretch_comm(sim_device *d, int64_t cs, int64_t ce, double f) {
+    if (f <= 0 || ce <= cs) return;
+    zb_trace *t = d->base.cfg.trace;
+    for (size_t i = 0; i < d->n_open; i++) {
+        sim_open *m = &d->open[i];
+        if (m->ev || m->kind != ZB_OP_COMM || m->end_ns <= cs || m->start_ns >= ce) continue;
+        double t0 = (double)(m->start_ns > cs ? m->start_ns : cs), left = (double)m->end_ns - t0;
+        double room = (double)ce - t0;
+        double end = left * (1.0 + f) <= room ? t0 + left * (1.0 + f) : (double)ce + (left - room / (1.0 + f));
+        int64_t delta = (int64_t)llround(end) - m->end_ns;
+        if (delta <= 0) continue;
+        m->end_ns += delta;
+        zb_trace_retime(t, m->seq, m->start_ns, m->end_ns);
+        int64_t prev = m->end_ns;
+        for (size_t j = i + 1; j < d->n_open; j++) {
+            sim_open *x = &d->open[j];
+            if (x->s != m->s) continue;
+            if (x->ev) {
+                if (x->end_ns < prev) {
+                    x->start_ns = x->end_ns = prev;
+                    x->ev->stamp_ns = prev;
+                }
+                continue;
+            }
+            if (x->start_ns < prev) {
+                int64_t shift = prev - x->start_ns;
+                x->start_ns += shift;
+                x->end_ns += shift;
+                zb_trace_retime(t, x->seq, x->start_ns, x->end_ns);
+            }
+            prev = x->end_ns;
+        }
+        if (m->s->clock_ns < prev) m->s->clock_ns = prev;
+    }
+}
+
 zb_status zb_sim_issue(zb_stream *zs, const zb_op_info *info, double seconds) {
     sim_stream *s = (sim_stream *)zs;
     sim_device *d = (sim_device *)zs->dev;
@@ -93,14 +196,20 @@ zb_status zb_sim_issue(zb_stream *zs, const zb_op_info *info, double seconds) {
     if (work < 0) work = 0;
     int64_t end = start + work;
     if (info->kind == ZB_OP_COMPUTE) {
-        end = slowed_end(d->comm, d->n_comm, d->hw.sim.interference, start, work);
-        if (d->hw.sim.comm_interference > 0)
+        sim_interval *comm = NULL;
+        size_t n_comm = 0;
+        ZB_TRY(open_comm(d, &comm, &n_comm));
+        end = slowed_end(comm, n_comm, d->hw.sim.interference, start, work);
+        free(comm);
+        if (d->hw.sim.comm_interference > 0) {
             ZB_TRY(remember(d, &d->compute, &d->n_compute, &d->cap_compute, start, end));
+            stretch_comm(d, start, end, d->hw.sim.comm_interference);
+        }
     } else if (info->kind == ZB_OP_COMM) {
         end = slowed_end(d->compute, d->n_compute, d->hw.sim.comm_interference, start, work);
-        ZB_TRY(remember(d, &d->comm, &d->n_comm, &d->cap_comm, start, end));
     }
     s->clock_ns = end;
-    zb_trace_add(d->base.cfg.trace, zs->id, info, d->n_issued++, start, end);
-    return ZB_OK;
+    uint64_t seq = d->n_issued++;
+    zb_trace_add(d->base.cfg.trace, zs->id, info, seq, start, end);
+    return open_add(d, (sim_open){s, NULL, info->kind, seq, start, end});
 }
