@@ -28,17 +28,25 @@ set format x '%.0f'
 set xlabel 'ranks'
 set yrange [0:*]
 # Engineering suffixes (16k) keep the tick labels narrow enough for the
-# y labels to fit the column.
-set format y '%.0s%c'
+# y labels to fit the column, from 10000 up, where gnuplot's tics fall on
+# whole thousands; below it %.0s%c would print 1500 as "2k" beside 2000's
+# "2k", and 0.5 ms as "500m", so plain numbers (at most 4 digits) there.
+yfmt(col) = (stats_max(col) >= 10000 ? '%.0s%c' : '%g')
+stats_max(col) = (col == 2 ? max2 : max3)
+stats data using 2:3 nooutput
+max2 = STATS_max_x
+max3 = STATS_max_y
 unset key
 set lmargin at screen 0.15
 set rmargin at screen 0.465
 set ylabel 'step time (ms)' offset 0.5, 0
+set format y yfmt(2)
 plot for [k=0:*] data index k using 1:2 with linespoints lt lt_of(k)
 unset label 2
 set lmargin at screen 0.665
 set rmargin at screen 0.98
 set ylabel 'tokens/s (all ranks)' offset 0.5, 0
+set format y yfmt(3)
 plot for [k=0:*] data index k using 1:3 with linespoints lt lt_of(k)
 # The legend: a panel across the canvas with nothing but the key. Its
 # series' one point each (a plot with none in range draws no key entry) is
