@@ -107,7 +107,7 @@ typedef struct zb_config {
     char hw[128]; /* profile name; "" = the backend's default */
     double peak_gflops; /* 0 = from the profile, or measured on cpu */
     bool peak_measure;  /* time the cpu peak again, replacing the host's cache (peak_cache.h) */
-    int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks per node */
+    int64_t threads;    /* BLAS threads per rank; 0 = cores / ranks on the machine */
     bool malloc_keep;   /* keep freed memory in glibc (harness/cli/main.c) */
     char blas_core[32]; /* auto | keep | an OpenBLAS core (harness/control/blas_core.h) */
     bool gpu_trace;     /* CUPTI on cuda (off: trace metrics not measured) */

@@ -39,7 +39,7 @@ double zb_bench_device_share(const zb_bench_ctx *ctx, double whole) {
 
 double zb_bench_host_memory_per_rank(const zb_bench_ctx *ctx) {
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    return phys / (ctx->topo.local_size > 0 ? ctx->topo.local_size : 1);
+    return phys / (ctx->topo.host_size > 0 ? ctx->topo.host_size : 1); /* emulated nodes share it */
 }
 
 /* A rank's device memory as the step counts it (zb_step_memory_per_rank):
@@ -79,12 +79,12 @@ static zb_status check_host(const zb_bench_ctx *ctx, const zb_mem_need *need, do
     bool on_host = zb_dev_mem_is_host(ctx->dev) && !ctx->simulated;
     double bytes = need->host_bytes + (on_host ? need->device_bytes : 0.0);
     if (bytes <= have) return ZB_OK;
-    char what[200], where[160] = "node memory / ranks on the node, on the tightest node";
+    char what[200], where[160] = "machine memory / ranks on the machine, on the tightest machine";
     snprintf(what, sizeof what, "%s%s%s", on_host ? need->device_what : "", on_host ? " and " : "",
              need->host_what);
     if (have == mine) {
-        snprintf(where, sizeof where, "node memory %.3g GB / %d rank(s) on the node",
-                 mine * ctx->topo.local_size / 1e9, ctx->topo.local_size);
+        snprintf(where, sizeof where, "machine memory %.3g GB / %d rank(s) on the machine",
+                 mine * ctx->topo.host_size / 1e9, ctx->topo.host_size);
     }
     return refuse(ctx, need, "host", bytes, what, have, where);
 }

@@ -36,7 +36,7 @@ static const opt_spec opt_common[] = {
      "peak GFLOP/s per rank for %-of-peak and MFU (default: profile, or on cpu the host's measurement, cached)"},
     {"peak-measure", 0, ZB_OPT_FLAG, F(peak_measure), 0, 0,
      "cpu: time the FMA peak again and replace the host's cached figure (ZB_PEAK_CACHE; off: no cache)"},
-    {"threads", 0, ZB_OPT_INT, F(threads), 1, 4096, "BLAS threads per rank (default: cores / ranks per node)"},
+    {"threads", 0, ZB_OPT_INT, F(threads), 1, 4096, "BLAS threads per rank (default: cores / ranks on the machine)"},
     {"malloc-keep", 0, ZB_OPT_ONOFF, F(malloc_keep), 0, 0,
      "on: glibc keeps freed memory (no mmap for big blocks, no trim), off: glibc defaults"},
     {"blas-core", 0, ZB_OPT_TEXT, F(blas_core), 0, 0,

@@ -166,12 +166,13 @@ static void set_peak(zb_bench_ctx *ctx, const zb_peak_measure *pm, char *basis, 
         snprintf(ctx->peak_source, sizeof ctx->peak_source, "--peak-gflops");
     } else if (pm->measured) {
         /* A rank computes on its threads' cores, and on no more than its
-         * share of the node's when the node's ranks x threads exceed its
-         * cores (4 ranks on 2 cores: half a core each), so that the ranks'
-         * peaks add up to the node's and MFU is against the cores the job
-         * has (the CPU's form of a shared device's share). */
+         * share of the machine's when its ranks x threads exceed its
+         * cores (4 ranks on 2 cores: half a core each; emulated nodes on
+         * one machine count together), so that the ranks' peaks add up to
+         * the machine's and MFU is against the cores the job has (the CPU's
+         * form of a shared device's share). */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        int local = ctx->topo.local_size > 0 ? ctx->topo.local_size : 1;
+        int local = ctx->topo.host_size > 0 ? ctx->topo.host_size : 1;
         double per_rank = ctx->blas_threads;
         char share[96] = "";
         if (cores > 0 && (long)local * ctx->blas_threads > cores) {
@@ -314,9 +315,11 @@ static zb_status print_header(const zb_bench_ctx *ctx) {
 
 /* Creates device, streams and comm; the caller tears them down. */
 static zb_status setup_backends(zb_bench_ctx *ctx, zb_trace *trace) {
+    /* Default threads: the machine's cores over the ranks on it (emulated
+     * nodes on one machine share its cores). */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    ctx->blas_threads = ctx->cfg->threads ? (int)ctx->cfg->threads
-                                          : (int)(cores / ctx->topo.local_size > 0 ? cores / ctx->topo.local_size : 1);
+    int on_host = ctx->topo.host_size > 0 ? ctx->topo.host_size : 1;
+    ctx->blas_threads = ctx->cfg->threads ? (int)ctx->cfg->threads : (int)(cores / on_host > 0 ? cores / on_host : 1);
     zb_device_config dc = {ctx->topo.rank, ctx->topo.local_rank, ctx->blas_threads,
                            ctx->cfg->timeout_s + 5.0, trace, ctx->hw.name[0] ? &ctx->hw : NULL};
     zb_comm_config cc = {ctx->cfg->timeout_s, 0, 0};

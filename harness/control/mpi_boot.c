@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,35 @@ static zb_status zb_topology_local(zb_topology *t, const zb_node_env *e, double 
     return s;
 }
 
+/* This machine's identity: a hash of the kernel's boot id, which every
+ * process on one running kernel reads alike (containers and network
+ * namespaces included), else of the hostname. FNV-1a, 64 bits. */
+static uint64_t machine_key(const char *hostname) {
+    char id[128] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(id, sizeof id, f)) id[0] = '\0';
+        fclose(f);
+    }
+    const char *s = id[0] ? id : hostname;
+    uint64_t h = 1469598103934665603ull;
+    for (; *s && *s != '\n'; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* host_size: how many ranks share this rank's machine key. */
+static zb_status zb_host_size(zb_topology *t, double timeout_s) {
+    uint64_t mine = machine_key(t->hostname);
+    uint64_t *all = (uint64_t *)malloc((size_t)t->n_ranks * sizeof *all);
+    if (!all) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the ranks' machine keys");
+    zb_status s = zb_mpi_allgather_bounded(&mine, all, 1, MPI_UINT64_T, MPI_COMM_WORLD,
+                                           "gathering the ranks' machine keys", timeout_s);
+    t->host_size = 0;
+    for (int r = 0; s == ZB_OK && r < t->n_ranks; r++) t->host_size += all[r] == mine;
+    free(all);
+    return s;
+}
+
 zb_status zb_topology_discover(zb_topology *out, double timeout_s) {
     if (out == NULL) return ZB_FAIL(ZB_ERR_INVALID, "zb_topology_discover: no output");
     zb_topology t;
@@ -224,6 +254,7 @@ zb_status zb_topology_discover(zb_topology *out, double timeout_s) {
 
     ZB_TRY(zb_topology_local(&t, &env, timeout_s));
     ZB_TRY(zb_node_sizes(&t, timeout_s));
+    ZB_TRY(zb_host_size(&t, timeout_s));
     *out = t;
     return ZB_OK;
 }

@@ -24,6 +24,10 @@ typedef struct zb_topology {
     int node, n_nodes;            /* node index 0..n_nodes-1, ordered by lowest world rank on the node */
     int local_size_min;           /* fewest ranks on any node */
     int local_size_max;           /* most ranks on any node */
+    /* Ranks on this rank's machine: the same kernel (boot id), so nodes
+     * emulated through ZB_NODE_ID or network namespaces on one machine count
+     * together. They share its cores and memory, whatever node they play. */
+    int host_size;
     char hostname[256];
     bool node_emulated;           /* node identity came from ZB_NODE_ID */
 } zb_topology;

@@ -74,7 +74,7 @@ from zbcheck import check, finish
 line = open(sys.argv[1]).read().splitlines()[0]
 e = int(sys.argv[2][:-1]) * 2**30
 m = re.search(r"needs ([0-9.e+]+) GB of host memory per rank .* a rank has ([0-9.e+]+) GB "
-              r"\(node memory ([0-9.e+]+) GB / 2 rank\(s\) on the node\)", line)
+              r"\(machine memory ([0-9.e+]+) GB / 2 rank\(s\) on the machine\)", line)
 check(m is not None, "figures in: " + line)
 if m:
     need, have, node = (float(x) * 1e9 for x in m.groups())

@@ -32,6 +32,9 @@ run fresh off "${S[@]}" --blas-core auto
 # 4 ranks: on a node with fewer cores than their threads, each rank's peak
 # is its share of the cores, and the source says so
 run share "$cache" --model tiny --nodes 1 --gpus-per-node 4 --steps 2 --warmup 1 --blas-core auto
+# 2 emulated nodes x 2 ranks on this one machine: its cores are shared by
+# all 4 ranks (by the kernel's boot id), not 2 per node
+run share_emu "$cache" --model tiny --nodes 2 --gpus-per-node 2 --emulate-nodes --steps 2 --warmup 1 --blas-core auto
 check test -f "$cache"
 check grep -q "^# peak: measured now and cached in $cache" "$tmp/first.out"
 check grep -q "^# peak: the cached measurement of .* from $cache (--peak-measure times it again)" "$tmp/prescott.out"
@@ -59,17 +62,19 @@ check(presc["meta"]["peak_measure"]["date"] == c["date"] and c["date"] in pp["so
 check(first["meta"]["blas_core"]["ran"] != presc["meta"]["blas_core"]["ran"], "the BLAS cores differ")
 check(fresh["meta"]["peak_measure"]["cached"] is False and fresh["meta"]["peak"]["basis"] != pf["basis"],
       "ZB_PEAK_CACHE=off measures again")
-share = json.load(open(f"{d}/share.json"))
 import os
-cores, threads = os.sysconf("SC_NPROCESSORS_ONLN"), share["meta"]["config"]["blas_threads"]
-ps = share["meta"]["peak"]
-if 4 * threads > cores:
-    check(abs(ps["gflops_per_rank"] - c["best_gflops_per_core"] * cores / 4) < 1e-9 * ps["gflops_per_rank"]
-          and f"4 ranks on {cores} cores: {cores / 4:.3g} core(s) each" in ps["source"]
-          and "core(s) each" in ps["basis"], f"4 ranks share {cores} cores: {ps}")
-else:
-    check(ps["gflops_per_rank"] == c["best_gflops_per_core"] * threads and "each" not in ps["source"],
-          f"4 ranks on {cores} cores: no share {ps}")
+cores = os.sysconf("SC_NPROCESSORS_ONLN")
+for name in ("share", "share_emu"):
+    share = json.load(open(f"{d}/{name}.json"))
+    threads, ps = share["meta"]["config"]["blas_threads"], share["meta"]["peak"]
+    check(threads == max(1, cores // 4), f"{name}: default threads {threads} = {cores} cores // 4 ranks")
+    if 4 * threads > cores:
+        check(abs(ps["gflops_per_rank"] - c["best_gflops_per_core"] * cores / 4) < 1e-9 * ps["gflops_per_rank"]
+              and f"4 ranks on {cores} cores: {cores / 4:.3g} core(s) each" in ps["source"]
+              and "core(s) each" in ps["basis"], f"{name}: 4 ranks share {cores} cores: {ps}")
+    else:
+        check(ps["gflops_per_rank"] == c["best_gflops_per_core"] * threads and "each" not in ps["source"],
+              f"{name}: 4 ranks on {cores} cores: no share {ps}")
 for doc in (first, presc):
     for r in doc["runs"]:
         check(r["peak_source"] == doc["meta"]["peak"]["source"], "runs name the peak the meta records")

@@ -18,6 +18,8 @@ static void test_single_node(const zb_topology *t) {
     ZB_CHECK(t->local_size == t->n_ranks);
     ZB_CHECK(t->local_size_min == t->n_ranks && t->local_size_max == t->n_ranks);
     ZB_CHECK(t->hostname[0] != '\0');
+    ZB_CHECK_MSG(t->host_size == t->n_ranks, "rank %d: %d ranks on its machine, expected %d", t->rank, t->host_size,
+                 t->n_ranks);
 }
 
 /* Every rank must see the same hostname as rank 0 (one machine). */
