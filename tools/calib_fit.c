@@ -134,9 +134,14 @@ zb_status zb_calib_fit_slowdown(const double *alone, const double *beside, const
                                 zb_calib_slowdown *out) {
     if (n < 1) return ZB_FAIL(ZB_ERR_INVALID, "slowdown fit: no pairs");
     if (n > ZB_CALIB_MAX_POINTS) n = ZB_CALIB_MAX_POINTS;
-    double a = median(alone, n), b = median(beside, n), o = median(overlap, n);
+    /* The median of the pairs' differences, not the difference of medians:
+     * the two steps of a pair share the machine's slow spells, which the
+     * difference cancels; the separate medians carry all of them. */
+    double d[ZB_CALIB_MAX_POINTS];
+    for (int i = 0; i < n; i++) d[i] = beside[i] - alone[i];
+    double o = median(overlap, n);
     if (!(o > 0)) return ZB_FAIL(ZB_ERR_INVALID, "slowdown fit: the overlapped runs overlapped nothing");
-    double r = (b - a) / o, f = r < 1 ? r / (1 - r) : INFINITY; /* b = a + o f / (1 + f) */
+    double r = median(d, n) / o, f = r < 1 ? r / (1 - r) : INFINITY; /* beside = alone + o f / (1 + f) */
     zb_calib_slowdown s = {n, f, false, 0, 0};
     if (!(f >= 0) || f > 10) {
         s.clamped = true;

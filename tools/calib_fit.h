@@ -22,8 +22,9 @@
  *   slowdowns    one kind of work (compute, or comm) running beside the
  *                other for an overlapped time O takes alone + O f / (1 + f)
  *                (the sim's model: inside the overlap it progresses at
- *                1 / (1 + f)); f from the medians of paired runs without
- *                (sync) and with (prefetch) overlap, clamped to [0, 10],
+ *                1 / (1 + f)); f from the median of the differences of
+ *                paired runs with (prefetch) and without (sync) overlap
+ *                over the median overlap, clamped to [0, 10],
  *                the residuals those of each pair's prediction. */
 #ifndef ZB_CALIB_FIT_H
 #define ZB_CALIB_FIT_H
@@ -96,7 +97,7 @@ typedef struct zb_calib_slowdown {
 
 /* From n paired runs: alone[i] (no overlap), beside[i] (the same work
  * overlapped with the other kind for overlap[i]), all seconds. The factor
- * comes from the medians; ZB_ERR_INVALID for no pairs or no overlap. */
+ * comes from the median of beside[i] - alone[i]; ZB_ERR_INVALID for no pairs or no overlap. */
 zb_status zb_calib_fit_slowdown(const double *alone, const double *beside, const double *overlap, int n,
                                 zb_calib_slowdown *out);
 

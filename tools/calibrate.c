@@ -62,7 +62,7 @@ static void usage(FILE *f) {
             "  --dtype D            GEMM and collective dtype (default float; bf16 on GPUs)\n"
             "  --gemm-min/-max D    square GEMM sizes, doubling (default 8 .. 1024)\n"
             "  --coll-min/-max B    collective sizes, x4 (default 4K .. 16M; the memory sweep: 4K .. 16M)\n"
-            "  --iters N            timed iterations per size (default 10)\n"
+            "  --iters N            timed iterations per size (default 10; GEMM and element-wise: at least 200)\n"
             "  --timeout S          seconds each child run may take (default 600)\n"
             "  --quick              a short sweep (GEMM 8 .. 128, collectives 1K .. 64K, 3 iterations, 4 steps)\n");
 }
@@ -315,17 +315,32 @@ static double op_time_s(const json_t *run) {
     return json_number_value(json_object_get(json_object_get(run, "metrics"), "time_us")) * 1e-6;
 }
 
+/* Calls of a few microseconds run in one of two modes on the cpu backend
+ * (the stream's thread kept busy by the host, or woken for each op), and
+ * the first dozens after a size change mostly in the slow one: six runs of
+ * the 64^3 GEMM gave medians of 2.8-3.0 us over 200 calls after 20 warm-up,
+ * 6.4-13.1 us over 10 after 1. So the element-wise and GEMM sweeps time at
+ * least ZB_CALIB_MIN_ITERS calls a size, after ZB_CALIB_WARMUP (the large
+ * sizes' calls are milliseconds: a few seconds in all). */
+#define ZB_CALIB_MIN_ITERS 200
+#define ZB_CALIB_WARMUP "20"
+
+static void min_iters(const calib_args *a, char *out, size_t n) {
+    snprintf(out, n, "%d", atoi(a->iters) > ZB_CALIB_MIN_ITERS ? atoi(a->iters) : ZB_CALIB_MIN_ITERS);
+}
+
 /* Element-wise bandwidth and the per-op overhead: zerobench memory over the
  * collective sizes, fitted as time = overhead + bytes moved / bandwidth. */
 static zb_status mem_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
-    /* Buffers of 4K .. 16M (--quick: 4M): past the caches, where the step's large ops run; at least 20 calls each. */
+    /* Buffers of 4K .. 16M (--quick: 4M): past the caches, where the step's large ops run. */
     char iters[32];
-    snprintf(iters, sizeof iters, "%d", atoi(a->iters) > 20 ? atoi(a->iters) : 20);
+    min_iters(a, iters, sizeof iters);
     const char *top = a->quick ? "4M" : "16M";
-    const char *args[40] = {"memory", "-b", "4K", "-e", top, "-f", "4", "-n", iters, "-w", "2", "-c", "0",
+    const char *args[40] = {"memory", "-b", "4K", "-e", top, "-f", "4", "-n", iters, "-w", ZB_CALIB_WARMUP, "-c", "0",
                             "-d", a->dtype};
     int n = layout_args(a, args, 15);
-    snprintf(c->mem_command, sizeof c->mem_command, "zerobench memory -b 4K -e %s -f 4 -n %s", top, iters);
+    snprintf(c->mem_command, sizeof c->mem_command, "zerobench memory -b 4K -e %s -f 4 -n %s -w %s", top, iters,
+             ZB_CALIB_WARMUP);
     json_t *doc = NULL;
     ZB_TRY(run_child(r, "memory", args, n, &doc));
     zb_status s = take_meta(a, doc, c);
@@ -346,11 +361,13 @@ static zb_status mem_sweep(const calib_args *a, const calib_run *r, zb_calib *c)
 }
 
 static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
-    const char *args[40] = {"gemm", "-b", a->gemm_min, "-e", a->gemm_max, "-f", "2", "-n", a->iters, "-w", "1",
+    char iters[32];
+    min_iters(a, iters, sizeof iters);
+    const char *args[40] = {"gemm", "-b", a->gemm_min, "-e", a->gemm_max, "-f", "2", "-n", iters, "-w", ZB_CALIB_WARMUP,
                             "-c", "0", "-d", a->dtype};
     int n = layout_args(a, args, 15);
-    snprintf(c->gemm_command, sizeof c->gemm_command, "zerobench gemm -b %s -e %s -f 2 -n %s", a->gemm_min,
-             a->gemm_max, a->iters);
+    snprintf(c->gemm_command, sizeof c->gemm_command, "zerobench gemm -b %s -e %s -f 2 -n %s -w %s", a->gemm_min,
+             a->gemm_max, iters, ZB_CALIB_WARMUP);
     json_t *doc = NULL;
     ZB_TRY(run_child(r, "gemm", args, n, &doc));
     const json_t *runs = json_object_get(doc, "runs");

@@ -124,6 +124,15 @@ static void test_slowdown(void) {
     for (int i = 0; i < 5; i++) beside[i] = alone[i] + 2 * overlap[i];
     ZB_CHECK_OK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s));
     ZB_CHECK(s.factor == 10 && s.clamped);
+    /* paired: one pair whose prefetch step fell in a fast spell moves the
+     * median of beside below alone's, not the median of the differences */
+    const double base[5] = {1e-3, 2e-3, 10e-3, 11e-3, 12e-3};
+    for (int i = 0; i < 5; i++) {
+        alone[i] = base[i];
+        beside[i] = base[i] + overlap[i] * f / (1 + f) - (i == 2 ? 8.5e-3 : 0.0);
+    }
+    ZB_CHECK_OK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s));
+    ZB_CHECK_MSG(near(s.factor, f, 1e-9) && !s.clamped, "paired factor %g, expected %g", s.factor, f);
     for (int i = 0; i < 5; i++) overlap[i] = 0;
     ZB_CHECK(zb_calib_fit_slowdown(alone, beside, overlap, 5, &s) == ZB_ERR_INVALID);
     ZB_CHECK(zb_calib_fit_slowdown(alone, beside, overlap, 0, &s) == ZB_ERR_INVALID);
