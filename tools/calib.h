@@ -1,10 +1,12 @@
-/* zerobench calibrate (calibrate.c: options and the child runs;
+/* zerobench calibrate (calib_args.c: its options; calibrate.c: the child runs;
  * calib_profile.c: the profile it writes; calib_report.c: its printout):
  * what it measured and fitted. */
 #ifndef ZB_CALIB_H
 #define ZB_CALIB_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "calib_fit.h"
 
@@ -54,6 +56,20 @@ typedef struct zb_calib {
 } zb_calib;
 
 extern const char *const zb_calib_colls[ZB_CALIB_N_COLLS];
+
+/* The command line as given (NULL: not given; validate fills defaults). */
+typedef struct calib_args {
+    const char *out, *backend, *comm, *nodes, *gpn, *hostfile, *hw, *base, *dtype, *gemm_min, *gemm_max, *coll_min,
+        *coll_max, *iters, *timeout, *threads, *model, *steps;
+    bool emulate, quick;
+} calib_args;
+
+/* calib_args.c: the usage text; -o and the flags into `a` (ZB_ERR_INVALID
+ * with a one-line message); the checks before anything runs, defaults and
+ * --quick's sizes filled in. */
+void zb_calib_usage(FILE *f);
+zb_status zb_calib_parse_args(int argc, char **argv, calib_args *a);
+zb_status zb_calib_validate(calib_args *a);
 
 /* Builds the hardware profile: the base profile's JSON with the measured
  * and fitted values put in (one mapping, calib_profile.c), their sources
