@@ -167,9 +167,9 @@ static double op_time_s(const json_t *run) {
  * (the stream's thread kept busy by the host, or woken for each op), and
  * the first dozens after a size change mostly in the slow one: six runs of
  * the 64^3 GEMM gave medians of 2.8-3.0 us over 200 calls after 20 warm-up,
- * 6.4-13.1 us over 10 after 1. So the element-wise and GEMM sweeps time at
- * least ZB_CALIB_MIN_ITERS calls a size, after ZB_CALIB_WARMUP (the large
- * sizes' calls are milliseconds: a few seconds in all). */
+ * 6.4-13.1 us over 10 after 1. So the GEMM sweep times at least
+ * ZB_CALIB_MIN_ITERS calls a size, after ZB_CALIB_WARMUP (the large sizes'
+ * calls are milliseconds: a few seconds in all). */
 #define ZB_CALIB_MIN_ITERS 200
 #define ZB_CALIB_WARMUP "20"
 
@@ -180,15 +180,16 @@ static void min_iters(const calib_args *a, char *out, size_t n) {
 /* Element-wise bandwidth and the per-op overhead: zerobench memory over the
  * collective sizes, fitted as time = overhead + bytes moved / bandwidth. */
 static zb_status mem_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
-    /* Buffers of 4K .. 16M (--quick: 4M): past the caches, where the step's large ops run. */
+    /* Buffers of 4K .. 16M (--quick: 4M): past the caches, where the step's large ops run; at least 20 calls
+     * each, not ZB_CALIB_MIN_ITERS: 200 calls on one buffer kept it in the caches (67-74 GB/s against 53 with
+     * 20, and the medium step's predictions fell to 0.73-0.81 of the measured). */
     char iters[32];
-    min_iters(a, iters, sizeof iters);
+    snprintf(iters, sizeof iters, "%d", atoi(a->iters) > 20 ? atoi(a->iters) : 20);
     const char *top = a->quick ? "4M" : "16M";
-    const char *args[40] = {"memory", "-b", "4K", "-e", top, "-f", "4", "-n", iters, "-w", ZB_CALIB_WARMUP, "-c", "0",
+    const char *args[40] = {"memory", "-b", "4K", "-e", top, "-f", "4", "-n", iters, "-w", "2", "-c", "0",
                             "-d", a->dtype};
     int n = layout_args(a, args, 15);
-    snprintf(c->mem_command, sizeof c->mem_command, "zerobench memory -b 4K -e %s -f 4 -n %s -w %s", top, iters,
-             ZB_CALIB_WARMUP);
+    snprintf(c->mem_command, sizeof c->mem_command, "zerobench memory -b 4K -e %s -f 4 -n %s", top, iters);
     json_t *doc = NULL;
     ZB_TRY(run_child(r, "memory", args, n, &doc));
     zb_status s = take_meta(a, doc, c);

@@ -1,7 +1,7 @@
-/* zerobench compare: what the judging (compare.c: two files; compare_bases.c:
- * several base files) hands to the formats (compare_format.c), the
- * judgement of one metric, and the environment checks (compare_env.c,
- * compare_peak.c). */
+/* zerobench compare: what the judging (compare_docs.c: two files;
+ * compare_bases.c: several base files) hands to the formats
+ * (compare_format.c), the judgement of one metric (compare_judge.c), and
+ * the environment checks (compare_env.c, compare_peak.c). */
 #ifndef ZB_COMPARE_H
 #define ZB_COMPARE_H
 
@@ -233,7 +233,7 @@ zb_status zb_compare_groups(const json_t *const *bases, const char *const *names
 void zb_compare_judge_groups(const zb_metric_def *m, double tol, double alpha, const json_t *const *base_metrics,
                              size_t k, const json_t *const *new_metrics, size_t k_new, zb_cmp_row *row);
 
-/* Shared by the two judgements (compare.c): the tolerance of m (the last
+/* Shared by the two judgements (compare_judge.c): the tolerance of m (the last
  * --tolerance given, else the default); a derived metric's row takes the
  * verdict of its source among rows[0..n); a row counted into r's totals. */
 double zb_compare_tolerance_of(const zb_cmp_tolerance *tol, int n_tol, const zb_metric_def *m);

@@ -66,7 +66,7 @@ typedef struct zb_plot_kind {
 /* The figure kinds in the order they are made. */
 const zb_plot_kind *zb_plot_kind_at(int i);
 
-/* Builders (plot_data.c, plot_timeline.c). */
+/* Builders (plot_data.c, plot_timeline.c, plot_steps.c, plot_memory.c). */
 bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out);
 bool zb_plot_build_gemm(const zb_plot_inputs *in, zb_plot_out *out);
 bool zb_plot_build_timeline(const zb_plot_inputs *in, zb_plot_out *out);

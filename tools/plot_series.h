@@ -1,6 +1,7 @@
-/* Helpers of the plot tool's figure builders (plot_data.c, plot_steps.c):
- * reading results runs, and series (a line of points under one label)
- * written as gnuplot data blocks. */
+/* Helpers of the plot tool's figure builders (plot_data.c, plot_steps.c,
+ * plot_memory.c, ...): reading results runs, labels sized to the figures'
+ * font (plot_label.c), and series (a line of points under one label)
+ * written as gnuplot data blocks (plot_series.c). */
 #ifndef ZB_PLOT_SERIES_H
 #define ZB_PLOT_SERIES_H
 
