@@ -1,8 +1,9 @@
 /* Fuzz target for compare's reading of results files (tools/results.c,
- * tools/compare.c, tools/run_identity.c, tools/compare_format.c): the input
- * is BASE, then "\n====\n", then NEW (without the separator, the input is
- * both). Each is parsed and checked as compare loads a file, then paired,
- * judged and rendered in every format; never a crash or a leak. A refusal
+ * tools/compare_docs.c, tools/compare_judge.c, tools/run_identity.c,
+ * tools/compare_format.c): the input is BASE, then "\n====\n", then NEW
+ * (without the separator, the input is both). Each is parsed and checked
+ * as compare loads a file, then paired, judged and rendered in every
+ * format; never a crash or a leak. A refusal
  * must be ZB_ERR_INVALID (or NOMEM) with a message; a comparison must pair
  * at least one run and render text and markdown of printable lines (a
  * value's control characters escaped) and github-benchmark as a JSON array

@@ -1,9 +1,9 @@
-/* The plot tool's label helpers (tools/plot_series.c): text widths in em
- * of the figures' font, wrapping to a width and a number of lines (no line
- * ever wider, whatever the input), cutting at the end or in the middle,
- * strings for data files and for a gnuplot -e assignment, legend layout,
- * series kept apart by their full keys with legend entries that never read
- * alike, and the configurations' names and fixed order. */
+/* The plot tool's label helpers (tools/plot_label.c, tools/plot_series.c):
+ * text widths in em of the figures' font, wrapping to a width and a number
+ * of lines (no line ever wider, whatever the input), cutting at the end or
+ * in the middle, strings for data files and for a gnuplot -e assignment,
+ * legend layout, series kept apart by their full keys with legend entries
+ * that never read alike, and the configurations' names and fixed order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
