@@ -12,6 +12,7 @@
 
 #include "metric_table.h"
 #include "status.h"
+#include "twosample.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,6 +131,12 @@ typedef struct zb_cmp_result {
  * when rows exist but none was judged (all not comparable or not
  * measured, at least one not comparable), else 0. */
 int zb_compare_exit_code(const zb_cmp_result *r);
+
+/* The two-sample test over the row's samples (sb: n_base_samples, sn:
+ * n_new_samples) into row (basis, p, the ratio and its interval); worse_dir
+ * the test's direction in the metric's terms, +1 NEW worse. */
+zb_twosample zb_compare_row_test(const zb_metric_def *m, const double *sb, const double *sn, zb_cmp_row *row,
+                                 int *worse_dir);
 
 /* Judges metric m of one pair of runs' metrics objects with tolerance `tol`
  * (relative % or absolute, as m says); the change is that of the runs'

@@ -117,13 +117,8 @@ void zb_compare_judge_bases(const zb_metric_def *m, double tol, double alpha, co
     row->n_base_samples = pooled_samples(bm, k, m->key, &sb);
     row->n_new_samples = zb_metric_samples(nm, m->key, &sn);
     if (row->n_base_samples >= ZB_TWOSAMPLE_MIN_N && row->n_new_samples >= ZB_TWOSAMPLE_MIN_N) {
-        zb_twosample t = zb_twosample_test(sb, row->n_base_samples, sn, row->n_new_samples);
-        row->basis = ZB_BASIS_TEST;
-        row->p = t.p;
-        row->ratio = t.ratio;
-        row->ratio_lo = t.ratio_lo;
-        row->ratio_hi = t.ratio_hi;
-        int worse_dir = lower ? t.direction : -t.direction;
+        int worse_dir = 0;
+        zb_twosample t = zb_compare_row_test(m, sb, sn, row, &worse_dir);
         if (beyond_worse) row->verdict = t.significant && worse_dir > 0 ? ZB_VERDICT_REGRESSION : ZB_VERDICT_UNDETECTED;
         else if (beyond_better) row->verdict = t.significant && worse_dir < 0 ? ZB_VERDICT_BETTER : ZB_VERDICT_UNDETECTED;
         else row->verdict = worse > tol ? ZB_VERDICT_NOISE : ZB_VERDICT_OK;

@@ -38,6 +38,18 @@ void zb_compare_delta(const zb_metric_def *m, double b, double n, zb_cmp_row *ro
     }
 }
 
+zb_twosample zb_compare_row_test(const zb_metric_def *m, const double *sb, const double *sn, zb_cmp_row *row,
+                                 int *worse_dir) {
+    zb_twosample t = zb_twosample_test(sb, row->n_base_samples, sn, row->n_new_samples);
+    row->basis = ZB_BASIS_TEST;
+    row->p = t.p;
+    row->ratio = t.ratio;
+    row->ratio_lo = t.ratio_lo;
+    row->ratio_hi = t.ratio_hi;
+    *worse_dir = m->better == ZB_BETTER_LOWER ? t.direction : -t.direction;
+    return t;
+}
+
 void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_metrics,
                       const json_t *new_metrics, zb_cmp_row *row) {
     row->m = m;
@@ -67,14 +79,8 @@ void zb_compare_judge(const zb_metric_def *m, double tol, const json_t *base_met
     row->n_base_samples = zb_metric_samples(base_metrics, m->key, &sb);
     row->n_new_samples = zb_metric_samples(new_metrics, m->key, &sn);
     if (row->n_base_samples >= ZB_TWOSAMPLE_MIN_N && row->n_new_samples >= ZB_TWOSAMPLE_MIN_N) {
-        zb_twosample t = zb_twosample_test(sb, row->n_base_samples, sn, row->n_new_samples);
-        row->basis = ZB_BASIS_TEST;
-        row->p = t.p;
-        row->ratio = t.ratio;
-        row->ratio_lo = t.ratio_lo;
-        row->ratio_hi = t.ratio_hi;
-        /* the test's direction in the metric's terms: +1 NEW worse */
-        int worse_dir = m->better == ZB_BETTER_LOWER ? t.direction : -t.direction;
+        int worse_dir = 0;
+        zb_twosample t = zb_compare_row_test(m, sb, sn, row, &worse_dir);
         if (fabs(worse) <= tol) row->verdict = ZB_VERDICT_OK;
         else if (t.significant && worse > tol && worse_dir > 0) row->verdict = ZB_VERDICT_REGRESSION;
         else if (t.significant && -worse > tol && worse_dir < 0) row->verdict = ZB_VERDICT_BETTER;
