@@ -28,7 +28,7 @@ With --bases K (default 3; 0: off) it also judges against several bases
 (`compare B1 .. BK -- NEW`): each run as NEW against the K runs after it
 (cyclically; false alarms, RUNS comparisons) and each slowed run against
 K runs other than its own source (detection).
-With --groups K (default 3; 0: off) it judges K runs against K runs
+With --groups K (default 3; a comma list for several K; 0: off) it judges K runs against K runs
 (`compare B1 .. BK -- N1 .. NK`, Welch's t over the runs' figures): --splits
 random splits of the runs into two disjoint groups (false alarms), and the
 same splits with the NEW group's runs slowed (detection). Splits share runs,
@@ -38,7 +38,8 @@ The issue's targets: false alarms at most 5 % of pairs, a 10 % step
 slowdown caught in at least 95 %.
 
     python3 bench/compare_rates.py --zerobench build/zerobench [--bench step|allgather] [--runs 6] [--steps 20]
-        [--warmup 2] [--slow 10] [--bases 3] [--groups 3] [--splits 100] [--inject scale|hook] [--keep DIR]
+        [--warmup 2] [--slow 10] [--bases 3] [--groups 3[,5,..]] [--splits 100] [--pairs N] [--inject scale|hook]
+        [--keep DIR]
 
 As root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment (ci/env.sh).
@@ -136,11 +137,10 @@ def scale_step(src, dst, factor, key="step_time_ms", rates=RATES["step"]):
     json.dump(d, open(dst, "w"))
 
 
-def group_splits(args, n):
-    """--splits seeded random (base, new) index groups of --groups runs each, disjoint."""
+def group_splits(args, n, k):
+    """--splits seeded random (base, new) index groups of k runs each, disjoint."""
     import random
-    rng = random.Random(20261206)
-    k = args.groups
+    rng = random.Random(20261206 + k)
     out = []
     for _ in range(args.splits):
         idx = rng.sample(range(n), 2 * k)
@@ -177,21 +177,25 @@ def report(args, base, slow, exclude_same):
         strip_samples(p, p + ".nosamples")
     same = list(itertools.permutations(base, 2))
     cross = [(b, s) for i, b in enumerate(base) for j, s in enumerate(slow) if not (exclude_same and i == j)]
+    if args.pairs and len(same) > args.pairs:  # a seeded sample: all n (n - 1) pairs of 40 runs take an hour
+        import random
+        rng = random.Random(20261207)
+        same, cross = rng.sample(same, args.pairs), rng.sample(cross, args.pairs)
     n, k = len(base), args.bases
     many_same = [([base[(i + j) % n] for j in range(1, k + 1)], base[i]) for i in range(n)] if 0 < k < n else []
     many_cross = [([base[(i + j) % n] for j in range(1, k + 1)], slow[i]) for i in range(n)] if 0 < k < n else []
-    groups_same = groups_cross = []
-    if 0 < args.groups and 2 * args.groups <= n:
-        splits = group_splits(args, n)
-        groups_same = [([base[i] for i in b], [base[i] for i in w]) for b, w in splits]
-        groups_cross = [([base[i] for i in b], [slow[i] for i in w]) for b, w in splits]
+    group_cases = []
+    for g in args.groups:
+        if 0 < g and 2 * g <= n:
+            splits = group_splits(args, n, g)
+            group_cases += [(f"false, {g} vs {g}", [([base[i] for i in b], [base[i] for i in w]) for b, w in splits]),
+                            (f"detect, {g} vs {g}", [([base[i] for i in b], [slow[i] for i in w]) for b, w in splits])]
     print(f"# judged by           case            pairs  gate exit 1        {TIME[args.bench]} REGRESSION")
     for label, suffix in (("samples (U test)", ""), ("rule (no samples)", ".nosamples")):
         cases = [("false alarms", same), ("detection", cross)]
         if suffix == "":
             cases += [(f"false, {k} bases", many_same), (f"detect, {k} bases", many_cross)]
-            g = args.groups
-            cases += [(f"false, {g} vs {g}", groups_same), (f"detect, {g} vs {g}", groups_cross)]
+            cases += group_cases
         for case, pairs in cases:
             if not pairs:
                 continue
@@ -207,7 +211,10 @@ def main():
     ap.add_argument("--zerobench", default="build/zerobench")
     ap.add_argument("--bench", choices=("step", "allgather"), default="step")
     ap.add_argument("--bases", type=int, default=3, help="base files for the several-bases cases (0: off)")
-    ap.add_argument("--groups", type=int, default=3, help="runs per side for the several-NEW-files cases (0: off)")
+    ap.add_argument("--groups", type=lambda t: [int(x) for x in t.split(",")], default=[3],
+                    help="runs per side for the several-NEW-files cases, a comma list (e.g. 3,5,8; 0: off)")
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="judge a seeded sample of this many pairs in the one-base cases (0: all RUNS (RUNS-1))")
     ap.add_argument("--splits", type=int, default=100, help="random splits judged with --groups")
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--steps", type=int, default=20)
