@@ -24,7 +24,7 @@ const char *const zb_compare_usage =
     "  (Student's t over their figures); with 2, their range widened by the tolerance.\n"
     "  Several NEW files too (the same setup run 2+ times on each side, the steadiest\n"
     "  gate): Welch's t over the runs' figures, and the tolerance. With several files\n"
-    "  the 5 %% false alarms are split over the gate's figures.\n"
+    "  the 5 % false alarms are split over the gate's figures.\n"
     "  Only headline figures gate (times, bandwidths, memory, wrong elements); the\n"
     "  step's breakdown (compute, comm, exposed comm, overlap) is judged and shown as\n"
     "  'worse (not gated)'.\n"
