@@ -71,13 +71,18 @@ zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops, double overhead
                        peak_flops);
     if (!(overhead_s >= 0) || !isfinite(overhead_s))
         return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: per-op overhead %g s; it needs one >= 0", overhead_s);
-    double sum2 = 0, worst = 0;
     for (int i = 0; i < g->n; i++) {
         if (!(g->dim[i] > 0) || !(g->time_s[i] > 0) || (i && g->dim[i] <= g->dim[i - 1])) {
             return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: size %d (%g, %g s): sizes must be positive and increasing", i,
                            g->dim[i], g->time_s[i]);
         }
-        double flops = 2.0 * g->dim[i] * g->dim[i] * g->dim[i], busy = g->time_s[i] - overhead_s;
+    }
+    double sum2 = 0, worst = 0, cap = INFINITY;
+    for (int i = g->n - 1; i >= 0; i--) { /* from the largest: each size at most the least time above it */
+        double t = g->time_s[i] < cap ? g->time_s[i] : cap;
+        g->capped[i] = t < g->time_s[i];
+        cap = t;
+        double flops = 2.0 * g->dim[i] * g->dim[i] * g->dim[i], busy = t - overhead_s;
         double eff = busy > 0 ? flops / (peak_flops * busy) : INFINITY;
         g->clamped[i] = eff > 1.0;
         g->eff[i] = eff > 1.0 ? 1.0 : eff;

@@ -69,12 +69,18 @@ typedef struct zb_calib_gemm {
     double time_s[ZB_CALIB_MAX_POINTS];
     double eff[ZB_CALIB_MAX_POINTS];    /* out */
     bool clamped[ZB_CALIB_MAX_POINTS];  /* out: the efficiency was above 1 */
+    bool capped[ZB_CALIB_MAX_POINTS];   /* out: slower than a larger size: costed at that size's time */
     double overhead_s;                  /* out */
 } zb_calib_gemm;
 
 /* Fills eff and clamped from dim, time_s, the peak FLOP/s and the per-op
  * overhead (stored in overhead_s); dims must be positive and strictly
- * increasing. rms/max residual in *rms, *max (percent). */
+ * increasing. A size whose median time exceeds a larger size's is costed
+ * at that larger time (capped): a GEMM with fewer FLOPs of the same kernel
+ * family does not cost more, and on the cpu backend such a size is one
+ * whose calls ran in the slow of their two modes (the stream thread woken
+ * for each call; 32^3 at 7.1 us against 3.0 for 64^3). rms/max residual
+ * against the measured times in *rms, *max (percent). */
 zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops, double overhead_s, double *rms, double *max);
 
 typedef struct zb_calib_rate {

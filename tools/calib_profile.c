@@ -219,10 +219,10 @@ static json_t *fit_json(const zb_calib_coll_fit *f) {
 static json_t *calibration_json(const zb_calib *c) {
     json_t *gemm = json_array();
     for (int i = 0; i < c->gemm.n; i++) {
-        json_array_append_new(gemm, json_pack("{s:I, s:o, s:o, s:b}", "dim", (json_int_t)c->gemm.dim[i], "time_s",
+        json_array_append_new(gemm, json_pack("{s:I, s:o, s:o, s:b, s:b}", "dim", (json_int_t)c->gemm.dim[i], "time_s",
                                               zb_json_real_or_null(c->gemm.time_s[i]), "efficiency",
                                               zb_json_real_or_null(c->gemm.eff[i]), "clamped_to_1",
-                                              c->gemm.clamped[i]));
+                                              c->gemm.clamped[i], "capped_by_larger", c->gemm.capped[i]));
     }
     json_t *colls = json_object();
     const char *pl_name[2] = {"intra_node", "inter_node"};

@@ -72,6 +72,19 @@ static void test_gemm(void) {
     g.time_s[3] = over + 2 * g.dim[3] * g.dim[3] * g.dim[3] / (2 * peak);
     ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak, over, &rms, &max));
     ZB_CHECK(g.eff[3] == 1.0 && g.clamped[3] && !g.clamped[2] && max > 10 && rms > 0);
+    for (int i = 0; i < 4; i++) ZB_CHECK(!g.capped[i]);
+    /* a smaller size slower than a larger one (its calls in the slow mode):
+     * costed at the larger size's time, marked, its residual said; sizes
+     * below untouched */
+    g.time_s[3] = over + 2 * g.dim[3] * g.dim[3] * g.dim[3] / (peak * eff[3]);
+    double t2 = g.time_s[2];
+    g.time_s[1] = 2.0 * t2;
+    ZB_CHECK_OK(zb_calib_fit_gemm(&g, peak, over, &rms, &max));
+    ZB_CHECK(g.capped[1] && !g.capped[0] && !g.capped[2] && !g.capped[3]);
+    ZB_CHECK_MSG(near(g.eff[1], 2 * g.dim[1] * g.dim[1] * g.dim[1] / (peak * (t2 - over)), 1e-9),
+                 "capped size: eff %g", g.eff[1]);
+    ZB_CHECK(near(g.eff[0], eff[0], 1e-9) && near(g.eff[2], eff[2], 1e-9) && max > 40);
+    g.time_s[1] = over + 2 * g.dim[1] * g.dim[1] * g.dim[1] / (peak * eff[1]);
     ZB_CHECK(zb_calib_fit_gemm(&g, 0, over, &rms, &max) == ZB_ERR_INVALID);
     ZB_CHECK(zb_calib_fit_gemm(&g, peak, -1, &rms, &max) == ZB_ERR_INVALID);
     g.dim[2] = g.dim[1];
