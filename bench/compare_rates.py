@@ -206,12 +206,20 @@ def report(args, base, slow, exclude_same):
             print(f"#   REGRESSION rows by metric: {dict(sorted(by.items())) or 'none'}")
 
 
+def runs_list(text):
+    """--groups: a comma list of runs per side, e.g. 3,5,8."""
+    try:
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected runs per side, a comma list of integers (e.g. 3,5,8)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--zerobench", default="build/zerobench")
     ap.add_argument("--bench", choices=("step", "allgather"), default="step")
     ap.add_argument("--bases", type=int, default=3, help="base files for the several-bases cases (0: off)")
-    ap.add_argument("--groups", type=lambda t: [int(x) for x in t.split(",")], default=[3],
+    ap.add_argument("--groups", type=runs_list, default=[3],
                     help="runs per side for the several-NEW-files cases, a comma list (e.g. 3,5,8; 0: off)")
     ap.add_argument("--pairs", type=int, default=0,
                     help="judge a seeded sample of this many pairs in the one-base cases (0: all RUNS (RUNS-1))")
@@ -226,6 +234,10 @@ def main():
     ap.add_argument("--keep", help="keep the results files in this folder (default: a temporary one); base runs "
                                    "already there are reused, so that other --bases judge the same runs")
     args = ap.parse_args()
+    if args.pairs < 0:
+        ap.error(f"--pairs {args.pairs}: expected a count >= 0 (0: all pairs)")
+    if any(g < 0 for g in args.groups):
+        ap.error(f"--groups {','.join(map(str, args.groups))}: expected runs per side >= 0 (0: off)")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as d:
