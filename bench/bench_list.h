@@ -13,6 +13,7 @@
     X(ALLREDUCE, allreduce)         \
     X(GEMM, gemm)                   \
     X(ATTENTION, attention)         \
-    X(MEMORY, memory)
+    X(MEMORY, memory)               \
+    X(KERNELS, kernels)
 
 #endif

@@ -39,7 +39,8 @@ typedef struct zb_calib {
     int threads;         /* BLAS threads per rank in the runs (as the step's ranks) */
     char base_path[512]; /* the profile the unmeasured fields come from */
     json_t *base;        /* its JSON (owned) */
-    char gemm_command[512], coll_command[512], mem_command[512], attn_command[512], step_command[512];
+    char gemm_command[512], coll_command[512], mem_command[512], attn_command[512], step_command[512],
+        kern_command[512];
     /* what it measured */
     double peak_flops;   /* per rank, with its threads */
     char peak_source[256];
@@ -47,6 +48,9 @@ typedef struct zb_calib {
     zb_calib_fit mem;
     zb_calib_gemm gemm;
     double gemm_rms_pct, gemm_max_pct;
+    zb_calib_try kern_try; /* the element-wise kernels one by one, at the model's shapes */
+    int n_kern;
+    zb_calib_kernel kern[32];
     zb_calib_try attn_try;
     zb_calib_rate attn[2]; /* forward, backward: rate = peak x efficiency */
     zb_calib_try slow_try[2];

@@ -122,6 +122,20 @@ zb_status zb_calib_fit_rate(const double *work, const double *time_s, int n, dou
     return ZB_OK;
 }
 
+zb_status zb_calib_fit_kernel(zb_calib_kernel *k, double bandwidth, double overhead_s) {
+    if (k->n < 1 || !(bandwidth > 0)) {
+        return ZB_FAIL(ZB_ERR_INVALID, "kernel fit: %s: %d points, bandwidth %g", k->name, k->n, bandwidth);
+    }
+    zb_error_clear();
+    bool fitted = zb_calib_fit_rate(k->bytes, k->time_s, k->n, overhead_s, &k->fit) == ZB_OK;
+    zb_error_clear(); /* no slower than the overhead: not an error, the bound */
+    k->eff = fitted ? k->fit.rate / bandwidth : ZB_CALIB_KERNEL_EFF_MAX;
+    k->clamped = !fitted || !(k->eff <= ZB_CALIB_KERNEL_EFF_MAX);
+    if (k->clamped) k->eff = ZB_CALIB_KERNEL_EFF_MAX;
+    if (!fitted) k->fit = (zb_calib_rate){k->n, bandwidth * k->eff, 0, 0};
+    return ZB_OK;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

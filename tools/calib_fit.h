@@ -19,6 +19,11 @@
  *   rates        time = overhead + work / rate (attention: work its causal
  *                FLOPs, rate peak x efficiency), least squares weighted by
  *                1/time^2 with the overhead fixed.
+ *   kernels      per element-wise kernel, time = overhead + bytes / (bandwidth
+ *                x eff) over its runs at two shapes: the rate fit above with
+ *                work = its bytes, eff = rate / bandwidth (the element-wise
+ *                fit's), in (0, 10] (a kernel no slower than the overhead,
+ *                or faster than 10 x the bandwidth, is clamped to 10).
  *   slowdowns    one kind of work (compute, or comm) running beside the
  *                other for an overlapped time O takes alone + O f / (1 + f)
  *                (the sim's model: inside the overlap it progresses at
@@ -93,6 +98,24 @@ typedef struct zb_calib_rate {
  * points, a non-positive time or work, or times no longer than the
  * overhead. */
 zb_status zb_calib_fit_rate(const double *work, const double *time_s, int n, double overhead_s, zb_calib_rate *out);
+
+#define ZB_CALIB_KERNEL_EFF_MAX 10.0 /* sim.kernel_efficiency's bound (profile.h) */
+#define ZB_CALIB_KERNEL_SHAPES 2
+
+typedef struct zb_calib_kernel {
+    char name[32];
+    int n;                                  /* shapes timed */
+    double bytes[ZB_CALIB_KERNEL_SHAPES];   /* moved per call (kernel_bytes.h) */
+    double time_s[ZB_CALIB_KERNEL_SHAPES];
+    double eff;                             /* out: of the bandwidth */
+    bool clamped;                           /* out: eff set to ZB_CALIB_KERNEL_EFF_MAX */
+    zb_calib_rate fit;                      /* out */
+} zb_calib_kernel;
+
+/* Fills k's eff, clamped and fit from its points, the element-wise
+ * bandwidth and the per-op overhead; ZB_ERR_INVALID for no points or a
+ * non-positive bandwidth. */
+zb_status zb_calib_fit_kernel(zb_calib_kernel *k, double bandwidth, double overhead_s);
 
 typedef struct zb_calib_slowdown {
     int n_pairs;

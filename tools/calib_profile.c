@@ -103,6 +103,21 @@ static void put_compute(calib_out *o) {
         borrow(o, o->sim, o->sim_sources, "op_overhead_s", "sim.op_overhead_s",
                json_object_get(o->sim, "op_overhead_s") != NULL);
     }
+    /* Each element-wise kernel's own efficiency over that bandwidth. */
+    if (c->kern_try.have) {
+        json_t *effs = json_object();
+        double worst = 0;
+        for (int i = 0; i < c->n_kern; i++) {
+            if (zb_sim_kernel_index(c->kern[i].name) < 0) continue; /* one the sim does not price by bytes */
+            json_object_set_new(effs, c->kern[i].name, json_real(c->kern[i].eff));
+            worst = c->kern[i].fit.rms_residual_pct > worst ? c->kern[i].fit.rms_residual_pct : worst;
+        }
+        snprintf(what, sizeof what, "'%s': each kernel's bytes over (time - per-op overhead), at two shapes, over "
+                 "hbm_bytes_per_s; worst rms residual %.1f%%", c->kern_command, worst);
+        put(o, o->sim, o->sim_sources, "kernel_efficiency", "sim.kernel_efficiency", effs, what, worst, worst);
+    } else if (json_object_get(o->sim, "kernel_efficiency")) {
+        borrow(o, o->sim, o->sim_sources, "kernel_efficiency", "sim.kernel_efficiency", true);
+    }
     /* GEMM efficiency by size, down to the sweep's smallest (the table's first entry covers below it). */
     json_t *table = json_array();
     for (int i = 0; i < c->gemm.n; i++) {
@@ -253,6 +268,22 @@ static json_t *calibration_json(const zb_calib *c) {
                                       zb_json_real_or_null(c->attn[k].max_residual_pct)));
     }
     json_object_set_new(extra, "attention", attn);
+    json_t *kern = json_pack("{s:s}", "command", c->kern_command);
+    if (!c->kern_try.have) json_object_set_new(kern, "not_fitted", json_string(c->kern_try.why_not));
+    for (int i = 0; c->kern_try.have && i < c->n_kern; i++) {
+        const zb_calib_kernel *k = &c->kern[i];
+        json_t *pts = json_array();
+        for (int j = 0; j < k->n; j++) {
+            json_array_append_new(pts, json_pack("{s:o, s:o}", "bytes", zb_json_real_or_null(k->bytes[j]), "time_s",
+                                                 zb_json_real_or_null(k->time_s[j])));
+        }
+        json_object_set_new(kern, k->name, json_pack("{s:o, s:o, s:b, s:o, s:o}", "points", pts, "efficiency",
+                                                     zb_json_real_or_null(k->eff), "clamped", k->clamped,
+                                                     "rms_residual_pct", zb_json_real_or_null(k->fit.rms_residual_pct),
+                                                     "max_residual_pct",
+                                                     zb_json_real_or_null(k->fit.max_residual_pct)));
+    }
+    json_object_set_new(extra, "kernels", kern);
     const char *skey[2] = {"compute_beside_comm", "comm_beside_compute"};
     for (int k = 0; k < 2; k++) {
         json_object_set_new(extra, skey[k], c->slow_try[k].have

@@ -14,6 +14,16 @@ void zb_calib_print_summary(const zb_calib *c, const char *out, const char *miss
     } else {
         printf("# element-wise: not fitted (%s)\n", c->mem_try.why_not);
     }
+    if (c->kern_try.have) {
+        printf("#   kernel              bandwidth (GB/s)  efficiency  rms resid (%%)\n");
+        for (int i = 0; i < c->n_kern; i++) {
+            const zb_calib_kernel *k = &c->kern[i];
+            printf("    %-18s  %16.2f  %10.3f  %13.1f%s\n", k->name, k->fit.rate / 1e9, k->eff,
+                   k->fit.rms_residual_pct, k->clamped ? " (clamped to 10: its time is about the per-op overhead)" : "");
+        }
+    } else {
+        printf("# element-wise kernels: not fitted (%s)\n", c->kern_try.why_not);
+    }
     printf("# peak %.4g GFLOP/s per rank (%s)\n", c->peak_flops / 1e9, c->peak_source);
     printf("#   GEMM M=N=K   time (us)   efficiency\n");
     for (int i = 0; i < c->gemm.n; i++) {

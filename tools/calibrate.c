@@ -253,6 +253,56 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
     return s;
 }
 
+/* The element-wise kernels one by one (zerobench kernels) at the model's
+ * shapes and at twice its batch: per kernel, time = overhead + bytes /
+ * (bandwidth x efficiency), the bandwidth and overhead the element-wise
+ * fit's. One bandwidth prices a GPU's kernels; on the cpu backend RoPE,
+ * the cross-entropy and the casts are bound by their arithmetic (6-8 GB/s
+ * against the residual add's 30-50 on the medium model here). */
+static zb_status kern_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    zb_model_profile mp;
+    ZB_TRY(zb_model_profile_load(a->model ? a->model : "tiny", &mp));
+    char iters[32];
+    snprintf(iters, sizeof iters, "%d", atoi(a->iters) > 50 ? atoi(a->iters) : 50);
+    c->n_kern = 0;
+    for (int k = 0; k < ZB_CALIB_KERNEL_SHAPES; k++) {
+        char batch[32], name[32];
+        snprintf(batch, sizeof batch, "%d", mp.batch << k);
+        snprintf(name, sizeof name, "kernels_%d", k);
+        const char *args[40] = {"kernels", "--model", a->model ? a->model : "tiny", "--batch", batch, "-n", iters,
+                                "-w", "5", "-c", "0", "-d", a->dtype};
+        int n = layout_args(a, args, 13);
+        json_t *doc = NULL;
+        ZB_TRY(run_child(r, name, args, n, &doc));
+        const json_t *runs = json_object_get(doc, "runs");
+        for (size_t i = 0; i < json_array_size(runs) && (int)i < (int)(sizeof c->kern / sizeof c->kern[0]); i++) {
+            const json_t *run = json_array_get(runs, i);
+            zb_calib_kernel *kk = &c->kern[i];
+            if (k == 0) {
+                snprintf(kk->name, sizeof kk->name, "%s", str_or(json_string_value(json_object_get(run, "op")), "?"));
+                c->n_kern++;
+            }
+            if ((int)i >= c->n_kern || kk->n >= ZB_CALIB_KERNEL_SHAPES) continue;
+            kk->bytes[kk->n] = json_number_value(json_object_get(json_object_get(run, "metrics"), "bytes_moved"));
+            kk->time_s[kk->n++] = op_time_s(run);
+        }
+        json_decref(doc);
+    }
+    snprintf(c->kern_command, sizeof c->kern_command, "zerobench kernels --model %s --batch %d,%d -n %s -w 5",
+             a->model ? a->model : "tiny", mp.batch, 2 * mp.batch, iters);
+    if (!c->mem_try.have) {
+        snprintf(c->kern_try.why_not, sizeof c->kern_try.why_not, "no element-wise bandwidth to scale (%s)",
+                 c->mem_try.why_not);
+        return ZB_OK;
+    }
+    c->kern_try.have = c->n_kern > 0;
+    for (int i = 0; i < c->n_kern && c->kern_try.have; i++) {
+        c->kern_try.have = zb_calib_fit_kernel(&c->kern[i], c->mem.bandwidth_bytes_per_s, c->mem.latency_s) == ZB_OK;
+    }
+    if (!c->kern_try.have) say_not(&c->kern_try);
+    return ZB_OK;
+}
+
 /* Fused attention at the model's shape and at twice its sequence: time =
  * overhead + causal FLOPs / (peak x efficiency), forward and backward. */
 static zb_status attn_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
@@ -409,7 +459,7 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
 }
 
 static void remove_dir(const char *dir) {
-    const char *names[] = {"memory", "attention_0", "attention_1", "step", "gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
+    const char *names[] = {"memory", "kernels_0", "kernels_1", "attention_0", "attention_1", "step", "gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
                            "reducescatter_inter", "allreduce_inter"};
     char path[400];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -447,6 +497,7 @@ static int calibrate_main(int argc, char **argv) {
         return 1;
     }
     zb_status s = mem_sweep(&a, &r, &c);
+    if (s == ZB_OK) s = kern_sweep(&a, &r, &c);
     if (s == ZB_OK) s = gemm_sweep(&a, &r, &c);
     if (s == ZB_OK) s = attn_sweep(&a, &r, &c);
     if (s == ZB_OK && c.gpus_per_node > 1) s = step_sweep(&a, &r, &c);

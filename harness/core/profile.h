@@ -48,6 +48,13 @@
  *                         class, in place of link_latency_s and the
  *                         profile's link bandwidth for it
  *   op_overhead_s         >= 0: fixed time every op adds (launch, tail)
+ *   kernel_efficiency     (optional) {"<kernel>": eff in (0, 10]}: the
+ *                         fraction of hbm_bytes_per_s that element-wise
+ *                         kernel reaches over the bytes it moves, in place
+ *                         of mem_efficiency for it (a kernel bound by its
+ *                         arithmetic, as the cpu backend's are, reaches
+ *                         less; one whose data stays in a cache, more);
+ *                         the kernels: zb_sim_kernel_names
  *   sources               {"<parameter>": "<source>"} for each parameter
  *                         given (link_latency_s and collectives: one entry
  *                         each).
@@ -80,6 +87,10 @@ extern "C" {
 
 /* The sim's cost parameters (see above); `have` says which were given. */
 #define ZB_SIM_MAX_GEMM_EFF 16
+/* The element-wise kernels the sim prices by their bytes (sim_kernels.c),
+ * the keys of sim.kernel_efficiency, in this order. */
+#define ZB_SIM_N_KERNELS 15
+extern const char *const zb_sim_kernel_names[ZB_SIM_N_KERNELS];
 enum {
     ZB_SIM_GEMM_EFFICIENCY = 1u << 0,
     ZB_SIM_MEM_EFFICIENCY = 1u << 1,
@@ -90,6 +101,7 @@ enum {
     ZB_SIM_OP_OVERHEAD = 1u << 6,
     ZB_SIM_COMM_INTERFERENCE = 1u << 12,
     ZB_SIM_COLLECTIVES = 1u << 13, /* at least one collective's own fit */
+    ZB_SIM_KERNEL_EFFICIENCY = 1u << 14, /* at least one kernel's own efficiency */
     /* not sim parameters: the profile's own fields the sim reads, as
      * zb_hw_sim_require checks them (a positive number, not "measure") */
     ZB_SIM_NEEDS_PEAKS = 1u << 8,  /* bf16_flops, fp32_flops */
@@ -116,6 +128,7 @@ typedef struct zb_hw_sim {
     /* collectives: [allgather, reducescatter, allreduce][intra, inter];
      * coll_bw 0: not given (the link's figures apply) */
     double coll_latency_s[3][2], coll_bw[3][2];
+    double kernel_eff[ZB_SIM_N_KERNELS]; /* zb_sim_kernel_names order; 0: not given */
 } zb_hw_sim;
 
 typedef struct zb_hw_profile {
@@ -174,6 +187,13 @@ zb_status zb_hw_sim_require(const zb_hw_profile *hw, unsigned needs);
 /* The GEMM efficiency for a GEMM whose smallest dimension is min_dim
  * (the table's step function); 0 when the profile has no table. */
 double zb_hw_sim_gemm_eff(const zb_hw_sim *s, double min_dim);
+
+/* The efficiency the sim prices element-wise kernel `name` at: its
+ * kernel_efficiency when given, else mem_efficiency. */
+double zb_hw_sim_kernel_eff(const zb_hw_sim *s, const char *name);
+
+/* The index of `name` in zb_sim_kernel_names, -1 when it is none of them. */
+int zb_sim_kernel_index(const char *name);
 
 /* The profile names (file stems) in <dir>/<kind>, sorted, joined with ", ".
  * kind is "hw", "models" or "accept". Fails with ZB_ERR_INVALID if `out` is too

@@ -112,6 +112,38 @@ static zb_status collectives(const char *file, const json_t *v, zb_hw_sim *s) {
     return ZB_OK;
 }
 
+const char *const zb_sim_kernel_names[ZB_SIM_N_KERNELS] = {
+    "embedding_fwd", "embedding_bwd", "rmsnorm_fwd",  "rmsnorm_bwd",       "rope_fwd",
+    "rope_bwd",      "swiglu_fwd",    "swiglu_bwd",   "residual_fwd",      "accumulate",
+    "cross_entropy_fwd", "cross_entropy_bwd", "adamw", "fill",            "cast"};
+
+int zb_sim_kernel_index(const char *name) {
+    for (int i = 0; name && i < ZB_SIM_N_KERNELS; i++) {
+        if (!strcmp(name, zb_sim_kernel_names[i])) return i;
+    }
+    return -1;
+}
+
+/* "kernel_efficiency": {"<kernel>": eff}, each kernel one the sim prices by its bytes. */
+static zb_status kernel_effs(const char *file, const json_t *v, zb_hw_sim *s) {
+    const char *expected = "an object {\"<kernel>\": efficiency in (0, 10]}, the kernels: embedding_fwd, "
+                           "embedding_bwd, rmsnorm_fwd, rmsnorm_bwd, rope_fwd, rope_bwd, swiglu_fwd, swiglu_bwd, "
+                           "residual_fwd, accumulate, cross_entropy_fwd, cross_entropy_bwd, adamw, fill, cast";
+    if (!json_is_object(v)) return bad(file, "kernel_efficiency", expected, v);
+    const char *key;
+    const json_t *e;
+    json_object_foreach((json_t *)v, key, e) {
+        int k = zb_sim_kernel_index(key);
+        char shown[96];
+        snprintf(shown, sizeof shown, "kernel_efficiency.%.40s", key);
+        if (k < 0) return bad(file, shown, expected, e);
+        bool given = false;
+        ZB_TRY(number_at(file, v, key, shown, 0, true, 10, "a number in (0, 10]", &s->kernel_eff[k], &given));
+        s->have |= ZB_SIM_KERNEL_EFFICIENCY;
+    }
+    return ZB_OK;
+}
+
 /* Each parameter given names its source in sim.sources. */
 static zb_status sources(const char *file, const json_t *sim, unsigned have) {
     static const struct {
@@ -125,6 +157,7 @@ static zb_status sources(const char *file, const json_t *sim, unsigned have) {
                   {ZB_SIM_INTERFERENCE, "interference"},
                   {ZB_SIM_COMM_INTERFERENCE, "comm_interference"},
                   {ZB_SIM_COLLECTIVES, "collectives"},
+                  {ZB_SIM_KERNEL_EFFICIENCY, "kernel_efficiency"},
                   {ZB_SIM_OP_OVERHEAD, "op_overhead_s"}};
     const json_t *src = json_object_get(sim, "sources");
     if (have && !json_is_object(src)) {
@@ -181,6 +214,8 @@ zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *ou
     if (given) s.have |= ZB_SIM_COMM_INTERFERENCE;
     const json_t *colls = json_object_get(sim, "collectives");
     if (colls) ZB_TRY(collectives(file, colls, &s));
+    const json_t *keff = json_object_get(sim, "kernel_efficiency");
+    if (keff) ZB_TRY(kernel_effs(file, keff, &s));
     ZB_TRY(number(file, sim, "op_overhead_s", 0, false, 1, "seconds in [0, 1]", &s.op_overhead_s, &given));
     if (given) s.have |= ZB_SIM_OP_OVERHEAD;
     ZB_TRY(sources(file, sim, s.have));
@@ -230,4 +265,9 @@ double zb_hw_sim_gemm_eff(const zb_hw_sim *s, double min_dim) {
     double eff = s->gemm_eff[0];
     for (int i = 1; i < s->n_gemm_eff && s->gemm_min_dim[i] <= min_dim; i++) eff = s->gemm_eff[i];
     return eff;
+}
+
+double zb_hw_sim_kernel_eff(const zb_hw_sim *s, const char *name) {
+    int k = zb_sim_kernel_index(name);
+    return k >= 0 && s->kernel_eff[k] > 0 ? s->kernel_eff[k] : s->mem_efficiency;
 }

@@ -4,7 +4,7 @@
 # with the profile loader (zerobench plan --hw FILE) and carries its sources
 # ("calibrated on HOST at DATE from ..."), a GEMM efficiency table in (0, 1]
 # by increasing size from 0, the element-wise bandwidth and per-op
-# overhead, the fitted links (pooled and per collective) with their
+# overhead, each element-wise kernel's own efficiency, the fitted links (pooled and per collective) with their
 # residuals, and a marker per parameter: what the 2-rank run could not fit
 # (the inter-node link) is the base's, marked from_base with a source
 # naming it; the sim step then runs on the profile alone (structure, not
@@ -67,6 +67,29 @@ for name, links in (("two", True), ("one", False)):
     if params["hbm_bytes_per_s"]["status"] == "calibrated":
         check(p["hbm_bytes_per_s"] == mem["bandwidth_bytes_per_s"] and sim["mem_efficiency"] == 1.0,
               f"{name}: element-wise bandwidth is hbm_bytes_per_s")
+    # each element-wise kernel's own efficiency, from its two shapes, within the profile's bounds
+    kern = cal["kernels"]
+    if params["hbm_bytes_per_s"]["status"] == "calibrated":
+        check(params["sim.kernel_efficiency"]["status"] == "calibrated", f"{name}: kernel efficiencies calibrated")
+        effs = sim["kernel_efficiency"]
+        check(len(effs) == 15 and all(0 < e <= 10 for e in effs.values()), f"{name}: kernel efficiencies {effs}")
+        for op, e in effs.items():
+            k = kern[op]
+            check(k["efficiency"] == e and len(k["points"]) == 2, f"{name}: {op} record {k}")
+            pts = k["points"]
+            # at twice the batch each kernel moves more, but AdamW, fill and cast, which run on the shard
+            shard = op in ("adamw", "fill", "cast")
+            check(pts[1]["bytes"] == pts[0]["bytes"] if shard else pts[1]["bytes"] > 1.9 * pts[0]["bytes"],
+                  f"{name}: {op} at twice the batch {pts}")
+            if not k["clamped"]:
+                # the stated residuals are those of the model it wrote: overhead + bytes / (hbm x eff)
+                res = [100 * (sim["op_overhead_s"] + q["bytes"] / (p["hbm_bytes_per_s"] * e) - q["time_s"]) / q["time_s"]
+                       for q in pts]
+                check(abs(max(abs(x) for x in res) - k["max_residual_pct"]) <= 1e-6 * max(1, k["max_residual_pct"]),
+                      f"{name}: {op} residual {res} against {k['max_residual_pct']}")
+        check(sim["sources"]["kernel_efficiency"].startswith("calibrated on "), f"{name}: kernel source")
+    else:
+        check("not_fitted" in kern, f"{name}: kernels not fitted without the element-wise fit")
     pooled = cal["collectives"]["pooled"]["intra_node"]
     out = open(f"{tmp}/{name}.out").read()
     if links:

@@ -4,7 +4,9 @@
  * the negative-latency refit, sweeps that cannot be fitted, the GEMM
  * table recovered with the element-wise fit's overhead (the smallest size
  * too, not clamped), the rate fit (attention, element-wise bandwidth) and
- * the slowdowns beside the other kind of work. No timing. */
+ * the slowdowns beside the other kind of work, and a kernel's efficiency
+ * over the element-wise bandwidth (recovered exactly; clamped at the bound
+ * when its calls take no longer than the overhead). No timing. */
 #include <math.h>
 #include <string.h>
 
@@ -117,6 +119,27 @@ static void test_rate(void) {
 }
 
 /* beside = alone + overlap f / (1 + f). */
+static void test_kernel(void) {
+    const double bw = 50e9, over = 2e-6;
+    /* eff 0.2: 1 and 2 MB at 10 GB/s after the overhead */
+    zb_calib_kernel k = {"rope_fwd", 2, {1e6, 2e6}, {over + 1e6 / 10e9, over + 2e6 / 10e9}};
+    ZB_CHECK_OK(zb_calib_fit_kernel(&k, bw, over));
+    ZB_CHECK_MSG(near(k.eff, 0.2, 1e-12) && !k.clamped && k.fit.rms_residual_pct < 1e-9, "eff %g", k.eff);
+    /* a kernel no slower than the overhead: at the bound, marked */
+    zb_calib_kernel quick = {"residual_fwd", 2, {1e3, 2e3}, {over, over * 0.9}};
+    ZB_CHECK_OK(zb_calib_fit_kernel(&quick, bw, over));
+    ZB_CHECK(quick.eff == ZB_CALIB_KERNEL_EFF_MAX && quick.clamped);
+    /* faster than the bound allows after the overhead: clamped too */
+    zb_calib_kernel fast = {"fill", 1, {1e9}, {over + 1e9 / (20 * bw)}};
+    ZB_CHECK_OK(zb_calib_fit_kernel(&fast, bw, over));
+    ZB_CHECK(fast.eff == ZB_CALIB_KERNEL_EFF_MAX && fast.clamped);
+    zb_calib_kernel none = {"fill", 0};
+    ZB_CHECK(zb_calib_fit_kernel(&none, bw, over) == ZB_ERR_INVALID);
+    zb_error_clear();
+    ZB_CHECK(zb_calib_fit_kernel(&k, 0, over) == ZB_ERR_INVALID);
+    zb_error_clear();
+}
+
 static void test_slowdown(void) {
     const double f = 0.5;
     double alone[5], beside[5], overlap[5];
@@ -152,6 +175,7 @@ static void test_slowdown(void) {
 }
 
 int main(void) {
+    test_kernel();
     test_alpha_beta();
     test_gemm();
     test_rate();

@@ -342,6 +342,13 @@ static void test_costs(void) {
     /* 2 x 1000 x 1000 x 50 FLOPs at 1e12 x 0.25 (min dim 50) */
     ZB_CHECK(fabs(zb_sim_gemm_s(&hw, 1000, 1000, 50, ZB_DTYPE_BF16) - 4e-4) < 1e-12);
     ZB_CHECK(fabs(zb_sim_mem_s(&hw, 1e9) - 1e-2) < 1e-15);
+    /* a kernel's own efficiency (sim.kernel_efficiency) prices it alone; the others keep mem_efficiency */
+    hw.sim.kernel_eff[zb_sim_kernel_index("rope_fwd")] = 0.25;
+    ZB_CHECK(fabs(zb_sim_kernel_s(&hw, "rope_fwd", 1e9) - 4e-2) < 1e-15);
+    ZB_CHECK(fabs(zb_sim_kernel_s(&hw, "rope_bwd", 1e9) - 1e-2) < 1e-15);
+    ZB_CHECK(fabs(zb_sim_kernel_s(&hw, "not_a_kernel", 1e9) - 1e-2) < 1e-15);
+    ZB_CHECK(zb_sim_kernel_index("cast") == ZB_SIM_N_KERNELS - 1 && zb_sim_kernel_index("gemm") < 0);
+    hw.sim.kernel_eff[zb_sim_kernel_index("rope_fwd")] = 0;
     /* ring all-gather on 2 x 8: 15 steps x 7 us + bytes over the NIC (1.25e10) */
     hw.sim.latency_intra_s = 1e-6;
     hw.sim.latency_inter_s = 7e-6;
@@ -390,6 +397,19 @@ static void test_profile_sim(void) {
         {", \"sim\": {\"link_latency_s\": {\"intra_node\": -1}, \"sources\": {\"link_latency_s\": \"x\"}}",
          "sim.link_latency_s.intra_node"},
         {", \"sim\": [1]", "\"sim\""},
+        {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1, \"cast\": 10}, \"sources\": {\"kernel_efficiency\": "
+         "\"x\"}}", NULL},
+        {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1}}", "sim.sources"},
+        {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1}, \"sources\": {\"mem_efficiency\": \"x\"}}",
+         "sim.sources.kernel_efficiency"},
+        {", \"sim\": {\"kernel_efficiency\": {\"gemm\": 0.5}, \"sources\": {\"kernel_efficiency\": \"x\"}}",
+         "sim.kernel_efficiency.gemm"},
+        {", \"sim\": {\"kernel_efficiency\": {\"fill\": 0}, \"sources\": {\"kernel_efficiency\": \"x\"}}",
+         "sim.kernel_efficiency.fill"},
+        {", \"sim\": {\"kernel_efficiency\": {\"fill\": 11}, \"sources\": {\"kernel_efficiency\": \"x\"}}",
+         "sim.kernel_efficiency.fill"},
+        {", \"sim\": {\"kernel_efficiency\": [0.5], \"sources\": {\"kernel_efficiency\": \"x\"}}",
+         "sim.kernel_efficiency"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[2048];

@@ -18,6 +18,10 @@ double zb_sim_mem_s(const zb_hw_profile *hw, double bytes) {
     return bytes / (hw->hbm_bytes_per_s * hw->sim.mem_efficiency);
 }
 
+double zb_sim_kernel_s(const zb_hw_profile *hw, const char *name, double bytes) {
+    return bytes / (hw->hbm_bytes_per_s * zb_hw_sim_kernel_eff(&hw->sim, name));
+}
+
 static double slower(double math, double mem) { return math > mem ? math : mem; }
 
 double zb_sim_attention_fwd_s(const zb_hw_profile *hw, int B, int T, int H, int D, double bytes,

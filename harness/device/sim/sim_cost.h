@@ -24,6 +24,11 @@ double zb_sim_gemm_s(const zb_hw_profile *hw, int64_t m, int64_t n, int64_t k, z
  * copies (bytes read plus bytes written). */
 double zb_sim_mem_s(const zb_hw_profile *hw, double bytes);
 
+/* The element-wise kernel `name` (kernel_bytes.h counts its bytes): bytes /
+ * (hbm_bytes_per_s * its sim.kernel_efficiency), mem_efficiency for a
+ * kernel the profile gives none. */
+double zb_sim_kernel_s(const zb_hw_profile *hw, const char *name, double bytes);
+
 /* Fused causal attention (what the cuda backend runs: cuDNN's SDPA), the
  * slower of its math and its memory traffic. The math is the FLOPs the
  * kernel performs, F = zb_attention_fwd_causal_flops (key pairs j <= i)

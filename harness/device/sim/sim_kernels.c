@@ -1,48 +1,44 @@
 /* The sim device's kernel table (kernels.h): every op costs, none computes.
  * An element-wise op, a norm, RoPE, the cross-entropy, AdamW, fill and cast
- * cost the bytes they read plus the bytes they write over the memory
- * bandwidth; fused attention the slower of its causal FLOPs and its bytes
- * (sim_cost.h).
- * The bytes follow each op's arguments as kernels.h defines them: void *
- * buffers in the storage dtype c->dtype, float * buffers fp32. */
+ * cost the bytes they read plus the bytes they write (kernel_bytes.h) over
+ * the memory bandwidth that kernel reaches (zb_sim_kernel_s: its own
+ * efficiency where the profile gives one); fused attention the slower of
+ * its causal FLOPs and its bytes (sim_cost.h). */
+#include "kernel_bytes.h"
 #include "sim_cost.h"
 #include "sim_internal.h"
 
 static zb_status mem_op(const zb_kcall *c, const char *name, double bytes) {
     zb_op_info info = {ZB_OP_COMPUTE, c->label ? c->label : name, c->unit, (uint64_t)bytes, c->flops};
     const sim_device *d = (const sim_device *)c->stream->dev;
-    return zb_sim_issue(c->stream, &info, zb_sim_mem_s(&d->hw, bytes));
+    return zb_sim_issue(c->stream, &info, zb_sim_kernel_s(&d->hw, name, bytes));
 }
 
-/* Bytes of n elements of the storage dtype, and of fp32. */
+/* Bytes of n elements of the storage dtype, and of fp32 (attention's). */
 static double st(const zb_kcall *c, double n) { return n * (double)zb_dtype_size(c->dtype); }
 static double f4(double n) { return 4.0 * n; }
 
 static zb_status k_embedding_fwd(const zb_kcall *c, void *out, const int32_t *tokens, const void *table, int N,
                                  int C, int V) {
-    double nc = (double)N * C;
-    return mem_op(c, "embedding_fwd", 2.0 * st(c, nc) + f4(N));
+    return mem_op(c, "embedding_fwd", zb_kbytes_embedding_fwd(c->dtype, N, C));
 }
 static zb_status k_embedding_bwd(const zb_kcall *c, float *dtable, const int32_t *tokens, const void *dout, int N,
                                  int C, int V) {
-    double nc = (double)N * C;
-    return mem_op(c, "embedding_bwd", st(c, nc) + f4(N) + 2.0 * f4(nc)); /* dtable rows read and written */
+    return mem_op(c, "embedding_bwd", zb_kbytes_embedding_bwd(c->dtype, N, C));
 }
 static zb_status k_rmsnorm_fwd(const zb_kcall *c, void *out, float *inv_rms, const void *x, const void *weight,
                                int N, int C, float eps) {
-    double nc = (double)N * C;
-    return mem_op(c, "rmsnorm_fwd", 2.0 * st(c, nc) + st(c, C) + f4(N));
+    return mem_op(c, "rmsnorm_fwd", zb_kbytes_rmsnorm_fwd(c->dtype, N, C));
 }
 static zb_status k_rmsnorm_bwd(const zb_kcall *c, void *dx, float *dweight, const void *dout, const void *x,
                                const void *weight, const float *inv_rms, int N, int C) {
-    double nc = (double)N * C;
-    return mem_op(c, "rmsnorm_bwd", 3.0 * st(c, nc) + st(c, C) + f4(N) + 2.0 * f4(C));
+    return mem_op(c, "rmsnorm_bwd", zb_kbytes_rmsnorm_bwd(c->dtype, N, C));
 }
 static zb_status k_rope_fwd(const zb_kcall *c, void *out, const void *x, int B, int T, int NH, int D, float th) {
-    return mem_op(c, "rope_fwd", 2.0 * st(c, (double)B * T * NH * D));
+    return mem_op(c, "rope_fwd", zb_kbytes_rope(c->dtype, B, T, NH, D));
 }
 static zb_status k_rope_bwd(const zb_kcall *c, void *dx, const void *dout, int B, int T, int NH, int D, float th) {
-    return mem_op(c, "rope_bwd", 2.0 * st(c, (double)B * T * NH * D));
+    return mem_op(c, "rope_bwd", zb_kbytes_rope(c->dtype, B, T, NH, D));
 }
 
 /* Fused attention (sim_cost.h): forward reads q, k, v and writes out and
@@ -72,37 +68,36 @@ static const char *k_attention_impl(const zb_kcall *c) {
 }
 
 static zb_status k_swiglu_fwd(const zb_kcall *c, void *h, const void *gate, const void *up, size_t n) {
-    return mem_op(c, "swiglu_fwd", st(c, 3.0 * (double)n));
+    return mem_op(c, "swiglu_fwd", zb_kbytes_swiglu_fwd(c->dtype, n));
 }
 static zb_status k_swiglu_bwd(const zb_kcall *c, void *dgate, void *dup, const void *dh, const void *gate,
                               const void *up, size_t n) {
-    return mem_op(c, "swiglu_bwd", st(c, 5.0 * (double)n));
+    return mem_op(c, "swiglu_bwd", zb_kbytes_swiglu_bwd(c->dtype, n));
 }
 static zb_status k_residual_fwd(const zb_kcall *c, void *out, const void *a, const void *b, size_t n) {
-    return mem_op(c, "residual_fwd", st(c, 3.0 * (double)n));
+    return mem_op(c, "residual_fwd", zb_kbytes_residual_fwd(c->dtype, n));
 }
 static zb_status k_accumulate(const zb_kcall *c, void *dst, const void *src, size_t n) {
-    return mem_op(c, "accumulate", st(c, 3.0 * (double)n));
+    return mem_op(c, "accumulate", zb_kbytes_accumulate(c->dtype, n));
 }
 static zb_status k_cross_entropy_fwd(const zb_kcall *c, float *loss, float *lse, const void *logits,
                                      const int32_t *targets, int N, int V) {
-    return mem_op(c, "cross_entropy_fwd", st(c, (double)N * V) + f4(2.0 * N) + f4(1));
+    return mem_op(c, "cross_entropy_fwd", zb_kbytes_cross_entropy_fwd(c->dtype, N, V));
 }
 static zb_status k_cross_entropy_bwd(const zb_kcall *c, void *dlogits, const void *logits, const float *lse,
                                      const int32_t *targets, int N, int V, float dloss) {
-    return mem_op(c, "cross_entropy_bwd", 2.0 * st(c, (double)N * V) + f4(2.0 * N));
+    return mem_op(c, "cross_entropy_bwd", zb_kbytes_cross_entropy_bwd(c->dtype, N, V));
 }
-/* params, m, v read and written, grads read: fp32. */
 static zb_status k_adamw(const zb_kcall *c, float *params, const float *grads, float *m, float *v, size_t n, int t,
                          float lr, float beta1, float beta2, float eps, float wd, bool apply_wd) {
-    return mem_op(c, "adamw", f4(7.0 * (double)n));
+    return mem_op(c, "adamw", zb_kbytes_adamw(n));
 }
 static zb_status k_fill(const zb_kcall *c, float *dst, float value, size_t n) {
-    return mem_op(c, "fill", f4((double)n));
+    return mem_op(c, "fill", zb_kbytes_fill(n));
 }
 static zb_status k_cast(const zb_kcall *c, void *dst, zb_dtype dst_type, const void *src, zb_dtype src_type,
                         size_t n) {
-    return mem_op(c, "cast", (double)n * (double)(zb_dtype_size(dst_type) + zb_dtype_size(src_type)));
+    return mem_op(c, "cast", zb_kbytes_cast(dst_type, src_type, n));
 }
 
 static const zb_kernels sim_table = {
