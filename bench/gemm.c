@@ -1,9 +1,12 @@
 /* zerobench gemm: GEMM throughput on the device's compute stream.
  *
  * Shapes come from an M=N=K sweep (-b/-e/-f as dimensions), from --shape
- * MxNxK (repeatable), or from --model NAME: the forward projections of one
- * layer and the LM head, with M = tokens (batch*seq) and weights stored
- * [out, in] as the model keeps them (C = X W^T). Throughput is 2MNK/t
+ * MxNxK (repeatable), or from --model NAME: the GEMMs the step runs for one
+ * layer and the LM head, each linear's forward (Y = X W^T, M = tokens =
+ * batch*seq), its input gradient (dX = dY W) and its weight gradient (dW =
+ * dY^T X, K = tokens), weights stored [out, in] as the model keeps them
+ * (bench/zero3/unit_fwd.c, unit_bwd.c; the weight gradient is written in
+ * the storage dtype here, in fp32 by the step). Throughput is 2MNK/t
  * (docs/design.md) against the per-rank peak. The check samples 64 entries of
  * C against a double-precision dot product, outside the timed loop.
  *
@@ -27,6 +30,7 @@
 #include "bf16.h"
 #include "iter_samples.h"
 #include "metrics.h"
+#include "op_records.h"
 #include "rng.h"
 #include "row.h"
 #include "test_hook.h"
@@ -37,7 +41,7 @@
 typedef struct gemm_shape {
     char name[32];
     int64_t m, n, k;
-    bool trans_b;
+    bool trans_a, trans_b;
 } gemm_shape;
 
 typedef struct gemm_bufs {
@@ -59,7 +63,7 @@ static int collect_shapes(const zb_bench_ctx *ctx, gemm_shape *out, int cap, zb_
             out[n].m = cfg->shapes[i][0];
             out[n].n = cfg->shapes[i][1];
             out[n].k = cfg->shapes[i][2];
-            out[n].trans_b = false;
+            out[n].trans_a = out[n].trans_b = false;
         }
         return n;
     }
@@ -69,18 +73,28 @@ static int collect_shapes(const zb_bench_ctx *ctx, gemm_shape *out, int cap, zb_
         if (*st != ZB_OK) return 0;
         int64_t t = cfg->tokens ? cfg->tokens : (int64_t)mp.batch * mp.seq;
         int64_t q = (int64_t)mp.heads * mp.head_dim, kv = (int64_t)mp.kv_heads * mp.head_dim;
-        const gemm_shape layer[] = {
-            {"qkv_proj", t, q + 2 * kv, mp.dim, true},  {"attn_out_proj", t, mp.dim, q, true},
-            {"ffn_gate_up", t, mp.ffn_dim, mp.dim, true}, {"ffn_down", t, mp.dim, mp.ffn_dim, true},
-            {"lm_head", t, mp.vocab, mp.dim, true},
-        };
-        for (size_t i = 0; i < sizeof layer / sizeof layer[0] && n < cap; i++) out[n++] = layer[i];
+        const struct {
+            const char *name;
+            int64_t out, in;
+        } linear[] = {{"wq", q, mp.dim},          {"wk", kv, mp.dim},         {"wv", kv, mp.dim},
+                      {"wo", mp.dim, q},          {"w_gate", mp.ffn_dim, mp.dim}, {"w_up", mp.ffn_dim, mp.dim},
+                      {"w_down", mp.dim, mp.ffn_dim}, {"lm_head", mp.vocab, mp.dim}};
+        for (size_t i = 0; i < sizeof linear / sizeof linear[0] && n + 3 <= cap; i++) {
+            int64_t o = linear[i].out, in = linear[i].in;
+            const gemm_shape three[3] = {{"", t, o, in, false, true}, {"", t, in, o, false, false},
+                                         {"", o, in, t, true, false}};
+            const char *pass[3] = {"fwd", "dgrad", "wgrad"};
+            for (int p = 0; p < 3; p++, n++) {
+                out[n] = three[p];
+                snprintf(out[n].name, sizeof out[n].name, "%s.%s", linear[i].name, pass[p]);
+            }
+        }
         return n;
     }
     for (uint64_t d = cfg->min_bytes; d <= cfg->max_bytes && n < cap; d *= (uint64_t)cfg->step_factor) {
         snprintf(out[n].name, sizeof out[n].name, "square");
         out[n].m = out[n].n = out[n].k = (int64_t)d;
-        out[n].trans_b = false;
+        out[n].trans_a = out[n].trans_b = false;
         n++;
     }
     return n;
@@ -93,6 +107,7 @@ static void fill_uniform(float *x, size_t n, uint64_t seed) {
 static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b, zb_dtype dtype) {
     zb_gemm_desc g;
     memset(&g, 0, sizeof g);
+    g.trans_a = s->trans_a;
     g.trans_b = s->trans_b;
     g.m = s->m;
     g.n = s->n;
@@ -100,7 +115,7 @@ static zb_gemm_desc desc_of(const gemm_shape *s, const gemm_bufs *b, zb_dtype dt
     g.alpha = 1.0f;
     g.beta = 0.0f;
     g.a = b->a;
-    g.lda = s->k;
+    g.lda = s->trans_a ? s->m : s->k;
     g.b = b->b;
     g.ldb = s->trans_b ? s->k : s->n;
     g.c = b->c;
@@ -122,7 +137,7 @@ static int64_t check_sampled(const gemm_shape *s, const gemm_host *b, zb_dtype d
         int64_t c = (int64_t)(zb_splitmix_next(&seed) % (uint64_t)s->n);
         double ref = 0.0, mag = 0.0;
         for (int64_t k = 0; k < s->k; k++) {
-            double av = b->a[r * s->k + k];
+            double av = s->trans_a ? b->a[k * s->m + r] : b->a[r * s->k + k];
             double bv = s->trans_b ? b->b[c * s->k + k] : b->b[k * s->n + c];
             ref += av * bv;
             mag += fabs(av * bv);
@@ -135,13 +150,14 @@ static int64_t check_sampled(const gemm_shape *s, const gemm_host *b, zb_dtype d
 
 /* This rank's seconds per GEMM, and its per-iteration samples. */
 static zb_status time_gemm(zb_bench_ctx *ctx, const zb_gemm_desc *g, zb_iter_marks *marks, double *seconds,
-                           zb_iter_samples *samples) {
+                           zb_iter_samples *samples, size_t *mark) {
     const zb_config *cfg = ctx->cfg;
     zb_op_info info = {ZB_OP_COMPUTE, "gemm", -1, 0, zb_gemm_flops((double)g->m, (double)g->n, (double)g->k)};
     for (int64_t i = 0; i < cfg->warmup_iters; i++) ZB_TRY(ctx->dev->ops->gemm(ctx->compute, g, &info));
     ZB_TRY(ctx->dev->ops->stream_sync(ctx->compute));
     double delay_ms = 0.0; /* the test hook (test_hook.h); gemm_run checked its syntax */
     ZB_TRY(zb_test_delay_ms(ctx->topo.rank, &delay_ms));
+    if (mark) *mark = zb_op_records_mark(ctx);
     int64_t t0 = zb_dev_now_ns(ctx->dev); /* virtual time on the sim */
     ZB_TRY(zb_iter_marks_begin(marks, ctx->dev, ctx->compute, cfg->iters));
     for (int64_t i = 0; i < cfg->iters; i++) {
@@ -171,7 +187,7 @@ static zb_status time_direct(zb_bench_ctx *ctx, const zb_gemm_desc *g, double *s
  * the group title over the direct columns; NULL: none. */
 static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, double sec, double pct,
                          int64_t wrong, double direct_s, const char *direct_title, const zb_iter_samples *samples,
-                         zb_time_ranks *tr) {
+                         zb_time_ranks *tr, double dev_s) {
     char shape[96];
     snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)s->m, (long long)s->n, (long long)s->k);
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
@@ -183,6 +199,7 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, d
         {.tables = 1, .header = "N", .kind = ZB_FIELD_INT, .i = s->n},
         {.tables = 1, .header = "K", .kind = ZB_FIELD_INT, .i = s->k},
         {.key = "dtype", .tables = 1, .header = "type", .kind = ZB_FIELD_TEXT, .s = zb_dtype_name(ctx->cfg->dtype)},
+        {.key = "trans_a", .kind = ZB_FIELD_BOOL, .b = s->trans_a},
         {.key = "trans_b", .kind = ZB_FIELD_BOOL, .b = s->trans_b},
         {.key = "ranks", .kind = ZB_FIELD_INT, .i = ctx->world_ranks},
         {.key = "nodes", .kind = ZB_FIELD_INT, .i = ctx->world_nodes},
@@ -196,7 +213,9 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *out, const gemm_shape *s, d
         {.key = "wrong", .metric = true, .tables = 1, .header = "#wrong", .na = "N/A", .kind = ZB_FIELD_INT,
          .null = wrong < 0, .i = wrong},
     };
-    int n = 15;
+    int n = 16;
+    /* traced (--trace): the median of the timed calls' own records, without the gaps between calls */
+    if (!isnan(dev_s)) f[n++] = (zb_field){.key = "device_time_us", .metric = true, .kind = ZB_FIELD_REAL, .d = dev_s * 1e6};
     /* The values behind time_us: compare's two-sample test reads them. */
     json_t *sj = samples->n ? zb_iter_samples_json(samples) : NULL;
     if (samples->n && !sj) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the samples");
@@ -262,7 +281,8 @@ static zb_status download(zb_bench_ctx *ctx, float *host, const void *src, size_
 
 /* Allocates, fills and uploads A and B; times; checks; frees. */
 static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_iter_marks *marks, double *sec,
-                               double *local_s, int64_t *wrong, double *direct_s, zb_iter_samples *samples) {
+                               double *local_s, int64_t *wrong, double *direct_s, zb_iter_samples *samples,
+                               double *dev_s) {
     const zb_config *cfg = ctx->cfg;
     zb_dtype dtype = cfg->dtype;
     size_t e = zb_dtype_size(dtype);
@@ -281,7 +301,9 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_iter_m
         st = upload(ctx, b.a, h.a, na, dtype);
     }
     if (st == ZB_OK) st = upload(ctx, b.b, h.b, nb, dtype);
-    if (st == ZB_OK) st = time_gemm(ctx, &g, marks, local_s, samples);
+    size_t mark = SIZE_MAX;
+    if (st == ZB_OK) st = time_gemm(ctx, &g, marks, local_s, samples, &mark);
+    if (st == ZB_OK) st = zb_op_records_median(ctx, mark, "gemm", dev_s);
     bool check = cfg->check && zb_dev_holds_data(ctx->dev); /* the sim holds none */
     if (st == ZB_OK && check) st = download(ctx, h.c, b.c, nc, dtype);
     if (st == ZB_OK) st = zb_bench_reduce_time(ctx, *local_s, sec);
@@ -300,7 +322,7 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_iter_m
             bool harness = r % 2 == 0 ? k == 1 : k == 0;
             if (harness && r == 0) continue;
             double local = 0.0, t = 0.0;
-            st = harness ? time_gemm(ctx, &g, marks, &local, round) : time_direct(ctx, &g, &local);
+            st = harness ? time_gemm(ctx, &g, marks, &local, round, NULL) : time_direct(ctx, &g, &local);
             if (st == ZB_OK && harness && local < *local_s) *local_s = local;
             if (st == ZB_OK) st = zb_bench_reduce_time(ctx, local, &t);
             double *best = harness ? sec : direct_s;
@@ -323,15 +345,15 @@ static zb_status measure_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_iter_m
 
 static zb_status run_shape(zb_bench_ctx *ctx, const gemm_shape *s, zb_rows *t, const char *direct_title,
                            zb_iter_marks *marks, zb_iter_samples *samples, zb_time_ranks *tr) {
-    double sec = 0.0, local_s = 0.0, direct_s = 0.0;
+    double sec = 0.0, local_s = 0.0, direct_s = 0.0, dev_s = NAN;
     int64_t wrong = -1;
     samples->n = 0;
-    ZB_TRY(measure_shape(ctx, s, marks, &sec, &local_s, &wrong, &direct_s, samples));
+    ZB_TRY(measure_shape(ctx, s, marks, &sec, &local_s, &wrong, &direct_s, samples, &dev_s));
     ZB_TRY(zb_time_ranks_gather(tr, ctx, 0, local_s * 1e6));
     double flops = zb_gemm_flops((double)s->m, (double)s->n, (double)s->k);
     double pct = ctx->peak_flops > 0 ? 100.0 * flops / sec / ctx->peak_flops : NAN;
     if (wrong > 0) ctx->wrong += wrong;
-    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title, samples, tr);
+    return add_row(ctx, t, s, sec, pct, wrong, direct_s, direct_title, samples, tr, dev_s);
 }
 
 /* One shape's buffers (measure_shape): A, B and C on the device in the

@@ -10,7 +10,9 @@
  * Each kernel runs -w untimed calls, then -n calls back to back, an event
  * after each (iter_samples.h); a row gives the time per call (reduced
  * across ranks as -a says), the bytes it moves as the sim counts them
- * (kernel_bytes.h) and the bandwidth that makes. zerobench calibrate fits
+ * (kernel_bytes.h) and the bandwidth that makes; when the run is traced
+ * (--trace) also the median of the calls' own records, the time on the
+ * device without the gaps between calls (op_records.h). zerobench calibrate fits
  * each kernel's efficiency from it (docs/design.md §6): on a GPU these
  * kernels move their bytes at close to the memory's bandwidth, on the cpu
  * backend several are bound by their arithmetic (exp, sin and cos, the
@@ -20,6 +22,7 @@
  * negative), tokens and targets spread over the vocabulary. The kernels'
  * results are checked against their CPU references by the kernel tests
  * (tests/unit/test_kernel_*.c); this benchmark only times them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,7 @@
 #include "kernels.h"
 #include "model.h"
 #include "model_opts.h"
+#include "op_records.h"
 #include "rng.h"
 #include "row.h"
 
@@ -175,7 +179,7 @@ static zb_status make_buf(zb_bench_ctx *ctx, const kern_buf *b, zb_dtype st, int
 
 /* This rank's seconds per call of kernel k, and its per-call samples. */
 static zb_status time_kernel(zb_bench_ctx *ctx, const kern_shape *s, const kern_case *kc_, int k,
-                             zb_iter_marks *marks, double *seconds, zb_iter_samples *samples) {
+                             zb_iter_marks *marks, double *seconds, zb_iter_samples *samples, size_t *mark) {
     const zb_config *cfg = ctx->cfg;
     const zb_kernels *K = zb_kernels_for(ctx->dev);
     if (!K) return ZB_FAIL(ZB_ERR_UNSUPPORTED, "kernels: the %s device has no kernel table", ctx->dev->ops->name);
@@ -187,6 +191,7 @@ static zb_status time_kernel(zb_bench_ctx *ctx, const kern_shape *s, const kern_
     zb_kcall kc = {ctx->compute, kc_->name, -1, cfg->dtype, 0.0};
     for (int64_t i = 0; i < cfg->warmup_iters && st == ZB_OK; i++) st = call(K, &kc, k, b, s);
     if (st == ZB_OK) st = ctx->dev->ops->stream_sync(ctx->compute);
+    *mark = zb_op_records_mark(ctx);
     int64_t t0 = zb_dev_now_ns(ctx->dev);
     if (st == ZB_OK) st = zb_iter_marks_begin(marks, ctx->dev, ctx->compute, cfg->iters);
     for (int64_t i = 0; i < cfg->iters && st == ZB_OK; i++) {
@@ -202,7 +207,7 @@ static zb_status time_kernel(zb_bench_ctx *ctx, const kern_shape *s, const kern_
     return st;
 }
 
-static zb_status add_row(zb_bench_ctx *ctx, zb_rows *t, const kern_case *c, double sec,
+static zb_status add_row(zb_bench_ctx *ctx, zb_rows *t, const kern_case *c, double sec, double dev_s,
                          const zb_iter_samples *samples) {
     json_t *sj = samples->n ? zb_iter_samples_json(samples) : NULL;
     if (samples->n && !sj) return ZB_FAIL(ZB_ERR_NOMEM, "out of memory for the samples");
@@ -219,6 +224,8 @@ static zb_status add_row(zb_bench_ctx *ctx, zb_rows *t, const kern_case *c, doub
          .decimals = 2, .d = sec * 1e6},
         {.key = "gbps", .metric = true, .tables = 1, .header = "bandwidth", .unit = "GB/s", .kind = ZB_FIELD_REAL,
          .decimals = 2, .d = c->bytes / sec / 1e9},
+        {.key = "device_time_us", .metric = true, .tables = 1, .header = "on device", .unit = "us",
+         .na = "N/A", .kind = ZB_FIELD_REAL, .decimals = 2, .null = isnan(dev_s), .d = dev_s * 1e6},
         {.key = sj ? "time_us" : NULL, .metric = true, .parent = "samples", .kind = ZB_FIELD_JSON, .j = sj},
     };
     int n = (int)(sizeof f / sizeof f[0]) - (sj ? 0 : 1);
@@ -235,12 +242,14 @@ static zb_status kernels_run(zb_bench_ctx *ctx) {
     zb_iter_samples *samples = (zb_iter_samples *)malloc(sizeof *samples);
     zb_status st = t && marks && samples ? ZB_OK : ZB_FAIL(ZB_ERR_NOMEM, "kernels: out of memory for the table");
     for (int k = 0; k < K_COUNT && st == ZB_OK; k++) {
-        double local = 0.0, sec = 0.0;
+        double local = 0.0, sec = 0.0, dev_s = NAN;
+        size_t mark = 0;
         samples->n = 0;
-        st = time_kernel(ctx, &s, &cases[k], k, marks, &local, samples);
+        st = time_kernel(ctx, &s, &cases[k], k, marks, &local, samples, &mark);
         if (st == ZB_OK) st = zb_bench_reduce_time(ctx, local, &sec);
         if (st == ZB_OK) st = zb_iter_samples_reduce(ctx, samples);
-        if (st == ZB_OK) st = add_row(ctx, t, &cases[k], sec, samples);
+        if (st == ZB_OK) st = zb_op_records_median(ctx, mark, cases[k].name, &dev_s);
+        if (st == ZB_OK) st = add_row(ctx, t, &cases[k], sec, dev_s, samples);
     }
     if (st == ZB_OK && ctx->out) {
         fprintf(ctx->out, "# kernels: the step's element-wise kernels at its shapes; bytes moved as the sim counts "

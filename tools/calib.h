@@ -40,7 +40,7 @@ typedef struct zb_calib {
     char base_path[512]; /* the profile the unmeasured fields come from */
     json_t *base;        /* its JSON (owned) */
     char gemm_command[512], coll_command[512], mem_command[512], attn_command[512], step_command[512],
-        kern_command[512];
+        kern_command[512], gemm_model_command[512];
     /* what it measured */
     double peak_flops;   /* per rank, with its threads */
     char peak_source[256];
@@ -48,6 +48,8 @@ typedef struct zb_calib {
     zb_calib_fit mem;
     zb_calib_gemm gemm;
     double gemm_rms_pct, gemm_max_pct;
+    zb_calib_try gemm_model_try; /* the model's own GEMMs into the table */
+    bool gemm_device, kern_device; /* fitted over the calls' device records (no overhead subtracted) */
     zb_calib_try kern_try; /* the element-wise kernels one by one, at the model's shapes */
     int n_kern;
     zb_calib_kernel kern[32];

@@ -97,6 +97,75 @@ zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops, double overhead
     return ZB_OK;
 }
 
+static double min3(double a, double b, double c) { return a < b ? (a < c ? a : c) : (b < c ? b : c); }
+
+double zb_calib_gemm_eff_at(const zb_calib_gemm *g, double d) {
+    double eff = g->n ? g->eff[0] : 0;
+    for (int i = 1; i < g->n && g->dim[i] <= d; i++) eff = g->eff[i];
+    return eff;
+}
+
+/* Inserts (or replaces) the entry at dim d with eff; keeps dims increasing. */
+static zb_status put_entry(zb_calib_gemm *g, double d, double eff, double time_s, bool clamped) {
+    int i = 0;
+    while (i < g->n && g->dim[i] < d) i++;
+    if (i == g->n || g->dim[i] != d) {
+        if (g->n >= ZB_CALIB_MAX_POINTS) return ZB_FAIL(ZB_ERR_INVALID, "GEMM fit: more than %d sizes", g->n);
+        for (int j = g->n; j > i; j--) {
+            g->dim[j] = g->dim[j - 1];
+            g->time_s[j] = g->time_s[j - 1];
+            g->eff[j] = g->eff[j - 1];
+            g->clamped[j] = g->clamped[j - 1];
+            g->capped[j] = g->capped[j - 1];
+            g->from_model[j] = g->from_model[j - 1];
+        }
+        g->n++;
+    }
+    g->dim[i] = d;
+    g->time_s[i] = time_s;
+    g->eff[i] = eff;
+    g->clamped[i] = clamped;
+    g->capped[i] = false;
+    g->from_model[i] = true;
+    return ZB_OK;
+}
+
+zb_status zb_calib_gemm_add_shapes(zb_calib_gemm *g, const zb_calib_gemm_shape *s, int n, double peak_flops) {
+    if (n < 1 || !(peak_flops > 0)) return ZB_FAIL(ZB_ERR_INVALID, "GEMM shapes fit: %d shapes, peak %g", n, peak_flops);
+    for (int i = 0; i < n; i++) {
+        if (!(s[i].m > 0 && s[i].n > 0 && s[i].k > 0 && s[i].time_s > 0)) {
+            return ZB_FAIL(ZB_ERR_INVALID, "GEMM shapes fit: shape %d (%g x %g x %g, %g s) must be positive", i,
+                           s[i].m, s[i].n, s[i].k, s[i].time_s);
+        }
+    }
+    bool done[ZB_CALIB_MAX_POINTS] = {false};
+    if (n > ZB_CALIB_MAX_POINTS) return ZB_FAIL(ZB_ERR_INVALID, "GEMM shapes fit: %d shapes", n);
+    for (int i = 0; i < n; i++) {
+        if (done[i]) continue;
+        double d = min3(s[i].m, s[i].n, s[i].k), flops = 0, busy = 0, t = 0;
+        for (int j = i; j < n; j++) {
+            if (done[j] || min3(s[j].m, s[j].n, s[j].k) != d) continue;
+            done[j] = true;
+            flops += 2.0 * s[j].m * s[j].n * s[j].k;
+            busy += s[j].time_s - g->overhead_s;
+            t += s[j].time_s;
+        }
+        double eff = busy > 0 ? flops / (peak_flops * busy) : INFINITY;
+        ZB_TRY(put_entry(g, d, eff > 1.0 ? 1.0 : eff, t, eff > 1.0));
+    }
+    double sum2 = 0, worst = 0;
+    for (int i = 0; i < n; i++) {
+        double eff = zb_calib_gemm_eff_at(g, min3(s[i].m, s[i].n, s[i].k));
+        double model = g->overhead_s + 2.0 * s[i].m * s[i].n * s[i].k / (peak_flops * eff);
+        double r = 100.0 * (model - s[i].time_s) / s[i].time_s;
+        sum2 += r * r;
+        worst = fabs(r) > worst ? fabs(r) : worst;
+    }
+    g->model_rms_pct = sqrt(sum2 / n);
+    g->model_max_pct = worst;
+    return ZB_OK;
+}
+
 zb_status zb_calib_fit_rate(const double *work, const double *time_s, int n, double overhead_s, zb_calib_rate *out) {
     if (n < 1) return ZB_FAIL(ZB_ERR_INVALID, "rate fit: no points");
     double num = 0, den = 0;

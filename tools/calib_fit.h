@@ -75,7 +75,9 @@ typedef struct zb_calib_gemm {
     double eff[ZB_CALIB_MAX_POINTS];    /* out */
     bool clamped[ZB_CALIB_MAX_POINTS];  /* out: the efficiency was above 1 */
     bool capped[ZB_CALIB_MAX_POINTS];   /* out: slower than a larger size: costed at that size's time */
+    bool from_model[ZB_CALIB_MAX_POINTS]; /* out: the entry is the model's own GEMMs' (add_shapes) */
     double overhead_s;                  /* out */
+    double model_rms_pct, model_max_pct; /* out: add_shapes' residuals, over each model GEMM */
 } zb_calib_gemm;
 
 /* Fills eff and clamped from dim, time_s, the peak FLOP/s and the per-op
@@ -87,6 +89,27 @@ typedef struct zb_calib_gemm {
  * for each call; 32^3 at 7.1 us against 3.0 for 64^3). rms/max residual
  * against the measured times in *rms, *max (percent). */
 zb_status zb_calib_fit_gemm(zb_calib_gemm *g, double peak_flops, double overhead_s, double *rms, double *max);
+
+/* One of the model's own GEMMs, as the step runs it (zerobench gemm --model). */
+typedef struct zb_calib_gemm_shape {
+    double m, n, k, time_s;
+} zb_calib_gemm_shape;
+
+/* After zb_calib_fit_gemm: the model's own GEMMs replace the square
+ * sweep's entry at each smallest dimension d they have (or are inserted
+ * there, in order): eff(d) = their FLOPs over peak x the sum of their times
+ * less the overhead, clamped to 1, so the sim prices the model's GEMMs at
+ * what they took together (the square d^3 GEMM runs at another speed than
+ * the d x 8192 x d LM head: 0.76-0.80 of peak against 0.71-0.73 on the
+ * medium model here). model_rms/max_pct: each shape's time as priced
+ * against its own. ZB_ERR_INVALID for no shapes, a non-positive dimension
+ * or time, or a table that would exceed ZB_CALIB_MAX_POINTS entries. */
+zb_status zb_calib_gemm_add_shapes(zb_calib_gemm *g, const zb_calib_gemm_shape *s, int n, double peak_flops);
+
+/* The table's efficiency for a GEMM whose smallest dimension is d (its step
+ * function, as the sim reads it: the last entry at or below d, the first below
+ * all). */
+double zb_calib_gemm_eff_at(const zb_calib_gemm *g, double d);
 
 typedef struct zb_calib_rate {
     int n_points;

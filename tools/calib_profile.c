@@ -112,8 +112,9 @@ static void put_compute(calib_out *o) {
             json_object_set_new(effs, c->kern[i].name, json_real(c->kern[i].eff));
             worst = c->kern[i].fit.rms_residual_pct > worst ? c->kern[i].fit.rms_residual_pct : worst;
         }
-        snprintf(what, sizeof what, "'%s': each kernel's bytes over (time - per-op overhead), at two shapes, over "
-                 "hbm_bytes_per_s; worst rms residual %.1f%%", c->kern_command, worst);
+        snprintf(what, sizeof what, "'%s': each kernel's bytes over %s, at two shapes, over hbm_bytes_per_s; worst "
+                 "rms residual %.1f%%", c->kern_command, c->kern_device ? "the median of its calls' device records "
+                 "(the per-op overhead is the gap between calls)" : "(time - per-op overhead)", worst);
         put(o, o->sim, o->sim_sources, "kernel_efficiency", "sim.kernel_efficiency", effs, what, worst, worst);
     } else if (json_object_get(o->sim, "kernel_efficiency")) {
         borrow(o, o->sim, o->sim_sources, "kernel_efficiency", "sim.kernel_efficiency", true);
@@ -123,8 +124,15 @@ static void put_compute(calib_out *o) {
     for (int i = 0; i < c->gemm.n; i++) {
         json_array_append_new(table, json_pack("[I, f]", (json_int_t)(i ? c->gemm.dim[i] : 0), c->gemm.eff[i]));
     }
-    snprintf(what, sizeof what, "'%s': measured GFLOP/s of square M=N=K GEMMs over the per-rank peak, after the "
-             "per-op overhead; the first entry (the smallest size, %.0f) from 0", c->gemm_command, c->gemm.dim[0]);
+    int used = snprintf(what, sizeof what, "'%s': measured GFLOP/s of square M=N=K GEMMs over the per-rank peak, "
+                        "%s; the first entry (the smallest size, %.0f) from 0", c->gemm_command, c->gemm_device
+                        ? "over the median of the calls' device records" : "after the per-op overhead",
+                        c->gemm.dim[0]);
+    if (c->gemm_model_try.have && used > 0 && (size_t)used < sizeof what) {
+        snprintf(what + used, sizeof what - (size_t)used, "; the entries at the smallest dimensions of the model's "
+                 "own GEMMs from '%s' (their FLOPs over their time, rms residual %.1f%% over its shapes)",
+                 c->gemm_model_command, c->gemm.model_rms_pct);
+    }
     put(o, o->sim, o->sim_sources, "gemm_efficiency", "sim.gemm_efficiency", table, what, c->gemm_rms_pct,
         c->gemm_max_pct);
     const char *akey[2] = {"attention_fwd_efficiency", "attention_bwd_efficiency"};
@@ -234,10 +242,11 @@ static json_t *fit_json(const zb_calib_coll_fit *f) {
 static json_t *calibration_json(const zb_calib *c) {
     json_t *gemm = json_array();
     for (int i = 0; i < c->gemm.n; i++) {
-        json_array_append_new(gemm, json_pack("{s:I, s:o, s:o, s:b, s:b}", "dim", (json_int_t)c->gemm.dim[i], "time_s",
-                                              zb_json_real_or_null(c->gemm.time_s[i]), "efficiency",
+        json_array_append_new(gemm, json_pack("{s:I, s:o, s:o, s:b, s:b, s:b}", "dim", (json_int_t)c->gemm.dim[i],
+                                              "time_s", zb_json_real_or_null(c->gemm.time_s[i]), "efficiency",
                                               zb_json_real_or_null(c->gemm.eff[i]), "clamped_to_1",
-                                              c->gemm.clamped[i], "capped_by_larger", c->gemm.capped[i]));
+                                              c->gemm.clamped[i], "capped_by_larger", c->gemm.capped[i],
+                                              "from_model_shapes", c->gemm.from_model[i]));
     }
     json_t *colls = json_object();
     const char *pl_name[2] = {"intra_node", "inter_node"};
@@ -268,7 +277,9 @@ static json_t *calibration_json(const zb_calib *c) {
                                       zb_json_real_or_null(c->attn[k].max_residual_pct)));
     }
     json_object_set_new(extra, "attention", attn);
-    json_t *kern = json_pack("{s:s}", "command", c->kern_command);
+    /* the overhead the kernel fits subtracted: none from device records (the gap between calls is the overhead) */
+    json_t *kern = json_pack("{s:s, s:b, s:f}", "command", c->kern_command, "device_times", c->kern_device,
+                             "fit_overhead_s", c->kern_device || !c->mem_try.have ? 0.0 : c->mem.latency_s);
     if (!c->kern_try.have) json_object_set_new(kern, "not_fitted", json_string(c->kern_try.why_not));
     for (int i = 0; c->kern_try.have && i < c->n_kern; i++) {
         const zb_calib_kernel *k = &c->kern[i];
@@ -294,6 +305,11 @@ static json_t *calibration_json(const zb_calib *c) {
             : json_pack("{s:s, s:s}", "command", c->step_command, "not_fitted",
                         c->slow_try[k].why_not[0] ? c->slow_try[k].why_not : "one rank: no comm"));
     }
+    json_object_set_new(extra, "gemm_model", c->gemm_model_try.have
+        ? json_pack("{s:s, s:o, s:o}", "command", c->gemm_model_command, "rms_residual_pct",
+                    zb_json_real_or_null(c->gemm.model_rms_pct), "max_residual_pct",
+                    zb_json_real_or_null(c->gemm.model_max_pct))
+        : json_pack("{s:s, s:s}", "command", c->gemm_model_command, "not_fitted", c->gemm_model_try.why_not));
     json_object_set_new(extra, "gemm_residual", json_pack("{s:o, s:o}", "rms_pct", zb_json_real_or_null(c->gemm_rms_pct),
                                                           "max_pct", zb_json_real_or_null(c->gemm_max_pct)));
     json_t *out = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:o, s:s, s:o, s:f, s:o, s:o}", "host", c->host,

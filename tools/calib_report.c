@@ -27,9 +27,16 @@ void zb_calib_print_summary(const zb_calib *c, const char *out, const char *miss
     printf("# peak %.4g GFLOP/s per rank (%s)\n", c->peak_flops / 1e9, c->peak_source);
     printf("#   GEMM M=N=K   time (us)   efficiency\n");
     for (int i = 0; i < c->gemm.n; i++) {
-        printf("    %10.0f  %10.1f   %9.3f%s%s\n", c->gemm.dim[i], c->gemm.time_s[i] * 1e6, c->gemm.eff[i],
+        printf("    %10.0f  %10.1f   %9.3f%s%s%s\n", c->gemm.dim[i], c->gemm.time_s[i] * 1e6, c->gemm.eff[i],
+               c->gemm.from_model[i] ? " (the model's own GEMMs with this smallest dimension, times summed)" : "",
                c->gemm.capped[i] ? " (slower than a larger size: costed at its time)" : "",
                c->gemm.clamped[i] ? " (faster than the peak after the overhead: clamped to 1)" : "");
+    }
+    if (c->gemm_model_try.have) {
+        printf("# the model's own GEMMs (%s) as priced by the table: rms resid %.1f %%, max %.1f %%\n",
+               c->gemm_model_command, c->gemm.model_rms_pct, c->gemm.model_max_pct);
+    } else {
+        printf("# the model's own GEMMs: not fitted (%s)\n", c->gemm_model_try.why_not);
     }
     if (c->attn_try.have) {
         printf("# attention (fused, causal FLOPs): fwd efficiency %.3f (rms resid %.1f %%), bwd %.3f (%.1f %%)\n",

@@ -53,16 +53,24 @@ static void last_line(const char *log, char *out, size_t n) {
     if (f) fclose(f);
 }
 
-/* Runs `zerobench args...` with --json DIR/NAME.json and loads that file. */
-static zb_status run_child(const calib_run *r, const char *name, const char **args, int n_args, json_t **doc) {
-    char json[400], log[400];
+/* Runs `zerobench args...` with --json DIR/NAME.json and loads that file;
+ * traced: with --trace DIR/NAME.trace.json too, so that the child reports
+ * its calls' device time from their records (op_records.h). */
+static zb_status run_child_as(const calib_run *r, const char *name, const char **args, int n_args, bool traced,
+                              json_t **doc) {
+    char json[400], log[400], trace[400];
     snprintf(json, sizeof json, "%s/%s.json", r->dir, name);
     snprintf(log, sizeof log, "%s/%s.log", r->dir, name);
+    snprintf(trace, sizeof trace, "%s/%s.trace.json", r->dir, name);
     const char *argv[64];
     int n = 0;
-    for (int i = 0; i < n_args && n < 60; i++) argv[n++] = args[i];
+    for (int i = 0; i < n_args && n < 58; i++) argv[n++] = args[i];
     argv[n++] = "--json";
     argv[n++] = json;
+    if (traced) {
+        argv[n++] = "--trace";
+        argv[n++] = trace;
+    }
     argv[n] = NULL;
     int rc = 0;
     zb_status s = zb_tool_run_self(argv, log, r->timeout_s, &rc);
@@ -74,6 +82,10 @@ static zb_status run_child(const calib_run *r, const char *name, const char **ar
     }
     if (s != ZB_OK) return s;
     return zb_results_load(json, doc);
+}
+
+static zb_status run_child(const calib_run *r, const char *name, const char **args, int n_args, json_t **doc) {
+    return run_child_as(r, name, args, n_args, false, doc);
 }
 
 static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt; }
@@ -163,6 +175,16 @@ static double op_time_s(const json_t *run) {
     return json_number_value(json_object_get(json_object_get(run, "metrics"), "time_us")) * 1e-6;
 }
 
+/* A traced run's device time per call (metrics.device_time_us: the median
+ * of the calls' own records) when it has one, else op_time_s; *device says
+ * which. The records leave out the gaps between calls, which the sim adds
+ * to every op as op_overhead_s: a fit over them subtracts no overhead. */
+static double device_time_s(const json_t *run, bool *device) {
+    const json_t *v = json_object_get(json_object_get(run, "metrics"), "device_time_us");
+    *device = json_is_number(v) && json_number_value(v) > 0;
+    return *device ? json_number_value(v) * 1e-6 : op_time_s(run);
+}
+
 /* Calls of a few microseconds run in one of two modes on the cpu backend
  * (the stream's thread kept busy by the host, or woken for each op), and
  * the first dozens after a size change mostly in the slow one: six runs of
@@ -218,10 +240,11 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
     snprintf(c->gemm_command, sizeof c->gemm_command, "zerobench gemm -b %s -e %s -f 2 -n %s -w %s", a->gemm_min,
              a->gemm_max, iters, ZB_CALIB_WARMUP);
     json_t *doc = NULL;
-    ZB_TRY(run_child(r, "gemm", args, n, &doc));
+    ZB_TRY(run_child_as(r, "gemm", args, n, true, &doc));
     const json_t *runs = json_object_get(doc, "runs");
     zb_status s = ZB_OK;
     double peak_sum = 0;
+    bool all_device = true;
     for (size_t i = 0; s == ZB_OK && i < json_array_size(runs); i++) {
         const json_t *run = json_array_get(runs, i), *m = json_object_get(run, "metrics");
         double tflops = json_number_value(json_object_get(m, "tflops"));
@@ -234,7 +257,9 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
             break;
         }
         c->gemm.dim[c->gemm.n] = (double)dim;
-        c->gemm.time_s[c->gemm.n] = op_time_s(run);
+        bool device = false;
+        c->gemm.time_s[c->gemm.n] = device_time_s(run, &device);
+        all_device = all_device && device;
         c->gemm.n++;
         peak_sum += tflops * 1e12 * 100.0 / pct; /* the same peak for every size of one run */
     }
@@ -245,8 +270,10 @@ static zb_status gemm_sweep(const calib_args *a, const calib_run *r, zb_calib *c
         snprintf(c->peak_source, sizeof c->peak_source, "%s, per rank of %s x %d thread(s)", json_is_string(field)
                  ? "measured by the gemm run (the harness's FMA peak)" : "the base profile's peak",
                  a->gpn ? a->gpn : "2", c->threads);
-        /* The per-op overhead is the element-wise fit's: a GEMM's time beyond it is its FLOPs' */
-        double over = c->mem_try.have ? c->mem.latency_s : 0;
+        /* Device times hold no gap between calls; loop times hold the per-op overhead (the element-wise
+         * fit's): a GEMM's time beyond it is its FLOPs' */
+        c->gemm_device = all_device;
+        double over = all_device || !c->mem_try.have ? 0 : c->mem.latency_s;
         s = zb_calib_fit_gemm(&c->gemm, c->peak_flops, over, &c->gemm_rms_pct, &c->gemm_max_pct);
     }
     json_decref(doc);
@@ -265,6 +292,7 @@ static zb_status kern_sweep(const calib_args *a, const calib_run *r, zb_calib *c
     char iters[32];
     snprintf(iters, sizeof iters, "%d", atoi(a->iters) > 50 ? atoi(a->iters) : 50);
     c->n_kern = 0;
+    bool all_device = true;
     for (int k = 0; k < ZB_CALIB_KERNEL_SHAPES; k++) {
         char batch[32], name[32];
         snprintf(batch, sizeof batch, "%d", mp.batch << k);
@@ -273,7 +301,7 @@ static zb_status kern_sweep(const calib_args *a, const calib_run *r, zb_calib *c
                                 "-w", "5", "-c", "0", "-d", a->dtype};
         int n = layout_args(a, args, 13);
         json_t *doc = NULL;
-        ZB_TRY(run_child(r, name, args, n, &doc));
+        ZB_TRY(run_child_as(r, name, args, n, true, &doc));
         const json_t *runs = json_object_get(doc, "runs");
         for (size_t i = 0; i < json_array_size(runs) && (int)i < (int)(sizeof c->kern / sizeof c->kern[0]); i++) {
             const json_t *run = json_array_get(runs, i);
@@ -284,7 +312,9 @@ static zb_status kern_sweep(const calib_args *a, const calib_run *r, zb_calib *c
             }
             if ((int)i >= c->n_kern || kk->n >= ZB_CALIB_KERNEL_SHAPES) continue;
             kk->bytes[kk->n] = json_number_value(json_object_get(json_object_get(run, "metrics"), "bytes_moved"));
-            kk->time_s[kk->n++] = op_time_s(run);
+            bool device = false;
+            kk->time_s[kk->n++] = device_time_s(run, &device);
+            all_device = all_device && device;
         }
         json_decref(doc);
     }
@@ -296,10 +326,63 @@ static zb_status kern_sweep(const calib_args *a, const calib_run *r, zb_calib *c
         return ZB_OK;
     }
     c->kern_try.have = c->n_kern > 0;
+    c->kern_device = all_device;
+    double over = all_device ? 0 : c->mem.latency_s; /* device times hold no gap between calls */
     for (int i = 0; i < c->n_kern && c->kern_try.have; i++) {
-        c->kern_try.have = zb_calib_fit_kernel(&c->kern[i], c->mem.bandwidth_bytes_per_s, c->mem.latency_s) == ZB_OK;
+        c->kern_try.have = zb_calib_fit_kernel(&c->kern[i], c->mem.bandwidth_bytes_per_s, over) == ZB_OK;
     }
     if (!c->kern_try.have) say_not(&c->kern_try);
+    return ZB_OK;
+}
+
+/* The model's own GEMMs (zerobench gemm --model: each linear's forward,
+ * input gradient and weight gradient, and the LM head's), fitted into the
+ * square sweep's table at their smallest dimensions (calib_fit.h). As many
+ * calls as the square sweep (its calls of microseconds need them, calib
+ * above), fewer where that would take more than about 30 s. */
+static zb_status gemm_model_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    zb_model_profile mp;
+    ZB_TRY(zb_model_profile_load(a->model ? a->model : "tiny", &mp));
+    double t = (double)mp.batch * mp.seq, q = (double)mp.heads * mp.head_dim, kv = (double)mp.kv_heads * mp.head_dim;
+    double per_set = 3 * 2 * t * (2 * q * mp.dim + 2 * kv * mp.dim + 3.0 * mp.ffn_dim * mp.dim + (double)mp.vocab * mp.dim);
+    double set_s = per_set / (0.5 * c->peak_flops); /* at half the peak: an upper guess */
+    int iters = ZB_CALIB_MIN_ITERS, warm = atoi(ZB_CALIB_WARMUP);
+    if ((iters + warm) * set_s > 30.0) {
+        iters = (int)(30.0 / set_s) - 2 > 10 ? (int)(30.0 / set_s) - 2 : 10;
+        warm = 2;
+    }
+    char it[32], w[32];
+    snprintf(it, sizeof it, "%d", iters);
+    snprintf(w, sizeof w, "%d", warm);
+    const char *args[40] = {"gemm", "--model", a->model ? a->model : "tiny", "-n", it, "-w", w, "-c", "0", "-d",
+                            a->dtype};
+    int n = layout_args(a, args, 11);
+    snprintf(c->gemm_model_command, sizeof c->gemm_model_command, "zerobench gemm --model %s -n %s -w %s",
+             a->model ? a->model : "tiny", it, w);
+    json_t *doc = NULL;
+    ZB_TRY(run_child_as(r, "gemm_model", args, n, true, &doc));
+    const json_t *runs = json_object_get(doc, "runs");
+    zb_calib_gemm_shape shapes[ZB_CALIB_MAX_POINTS];
+    int ns = 0;
+    bool mixed = false;
+    for (size_t i = 0; i < json_array_size(runs) && ns < ZB_CALIB_MAX_POINTS; i++) {
+        const json_t *run = json_array_get(runs, i);
+        long long m = 0, nn = 0, k = 0;
+        if (sscanf(str_or(json_string_value(json_object_get(run, "shape")), ""), "%lldx%lldx%lld", &m, &nn, &k) != 3) {
+            continue;
+        }
+        bool device = false;
+        shapes[ns++] = (zb_calib_gemm_shape){(double)m, (double)nn, (double)k, device_time_s(run, &device)};
+        mixed = mixed || device != c->gemm_device; /* times of two kinds: not pooled */
+    }
+    json_decref(doc);
+    if (mixed) {
+        snprintf(c->gemm_model_try.why_not, sizeof c->gemm_model_try.why_not, "its times and the square sweep's "
+                 "are not of one kind (device records against loop times)");
+        return ZB_OK;
+    }
+    c->gemm_model_try.have = zb_calib_gemm_add_shapes(&c->gemm, shapes, ns, c->peak_flops) == ZB_OK;
+    if (!c->gemm_model_try.have) say_not(&c->gemm_model_try);
     return ZB_OK;
 }
 
@@ -459,13 +542,15 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
 }
 
 static void remove_dir(const char *dir) {
-    const char *names[] = {"memory", "kernels_0", "kernels_1", "attention_0", "attention_1", "step", "gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
+    const char *names[] = {"memory", "kernels_0", "kernels_1", "gemm_model", "attention_0", "attention_1", "step", "gemm", "allgather_intra", "reducescatter_intra", "allreduce_intra", "allgather_inter",
                            "reducescatter_inter", "allreduce_inter"};
     char path[400];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
         unlink(path);
         snprintf(path, sizeof path, "%s/%s.log", dir, names[i]);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s.trace.json", dir, names[i]);
         unlink(path);
     }
     rmdir(dir);
@@ -499,6 +584,7 @@ static int calibrate_main(int argc, char **argv) {
     zb_status s = mem_sweep(&a, &r, &c);
     if (s == ZB_OK) s = kern_sweep(&a, &r, &c);
     if (s == ZB_OK) s = gemm_sweep(&a, &r, &c);
+    if (s == ZB_OK) s = gemm_model_sweep(&a, &r, &c);
     if (s == ZB_OK) s = attn_sweep(&a, &r, &c);
     if (s == ZB_OK && c.gpus_per_node > 1) s = step_sweep(&a, &r, &c);
     if (s == ZB_OK && c.gpus_per_node > 1) s = coll_sweeps(&a, &r, ZB_CALIB_INTRA, "1", &c);

@@ -2,7 +2,7 @@
 # zerobench kernels through the real binary ($ZB): on the cpu backend every
 # element-wise kernel the sim prices by its bytes gets one row at the tiny
 # model's shapes (bytes moved as kernel_bytes.h counts them, a time, the
-# per-call samples); on the sim each row's time is exactly the sim's price,
+# per-call samples, and traced the calls' device time; untraced none); on the sim each row's time is exactly the sim's price,
 # per-op overhead + bytes / (hbm_bytes_per_s x efficiency), with
 # mem_efficiency for every kernel of h100_sxm and a kernel's own
 # sim.kernel_efficiency where a profile gives one (that kernel alone
@@ -13,7 +13,8 @@ source "$(dirname "$0")/../lib.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zb_kernels.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-check timeout 120 "$ZB" kernels --backend cpu --model tiny -n 5 -w 1 --json "$tmp/cpu.json" >"$tmp/cpu.out" 2>&1
+check timeout 120 "$ZB" kernels --backend cpu --model tiny -n 5 -w 1 --json "$tmp/cpu.json" --trace "$tmp/cpu.trace.json" \
+  >"$tmp/cpu.out" 2>&1
 check timeout 60 "$ZB" kernels --backend sim --hw h100_sxm -d bf16 --model llama3_8b -n 2 -w 1 \
   --json "$tmp/sim.json" >"$tmp/sim.out" 2>&1
 # the same with rope_fwd's own efficiency: 0.42, half of mem_efficiency
@@ -44,10 +45,13 @@ check(by["cross_entropy_bwd"]["metrics"]["bytes_moved"] == 2 * 64 * 256 * 4 + 4 
 for r in cpu:
     m = r["metrics"]
     check(m["time_us"] > 0 and m["gbps"] > 0 and len(m["samples"]["time_us"]) == 5, f"{r['op']}: {m}")
+    # traced: the calls' own records give the time on the device
+    check(m["device_time_us"] is not None and m["device_time_us"] > 0, f"{r['op']}: device time {m}")
 hw = json.load(open(os.path.join(os.environ["ZB_PROFILES"], "hw", "h100_sxm.json")))
 hbm, eff, over = hw["hbm_bytes_per_s"], hw["sim"]["mem_efficiency"], hw["sim"]["op_overhead_s"]
 sim = {r["op"]: r["metrics"] for r in json.load(open(f"{tmp}/sim.json"))["runs"]}
 half = {r["op"]: r["metrics"] for r in json.load(open(f"{tmp}/half.json.out.json"))["runs"]}
+check(all(sim[op]["device_time_us"] is None for op in names), "untraced: no device time")
 for op in names:
     want = (over + sim[op]["bytes_moved"] / (hbm * eff)) * 1e6
     check(abs(sim[op]["time_us"] - want) <= 1e-3 * want + 2e-3, f"sim {op}: {sim[op]['time_us']} us, want {want}")

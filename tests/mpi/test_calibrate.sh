@@ -43,13 +43,20 @@ for name, links in (("two", True), ("one", False)):
     check(" at 20" in src["fp32_flops"] and " from " in src["fp32_flops"], f"{name}: source names date and run")
     check(p["fp32_flops"] > 0, f"{name}: measured peak")
     table = sim["gemm_efficiency"]
-    check([d for d, _ in table] == [0, 64], f"{name}: GEMM sizes {table}")
+    dims = [d for d, _ in table]
+    check(dims[0] == 0 and 64 in dims and dims == sorted(set(dims)), f"{name}: GEMM sizes {table}")
     check(all(0 < e <= 1 for _, e in table), f"{name}: efficiencies in (0, 1]")
     check(sim["op_overhead_s"] >= 0, f"{name}: op overhead")
     for key in ("gemm_efficiency", "op_overhead_s"):
         check(sim["sources"][key].startswith("calibrated on "), f"{name}: sim source {key}")
     cal = p["calibration"]
-    check(cal["peak_flops"] == p["fp32_flops"] and len(cal["gemm"]) == 2, f"{name}: calibration record")
+    check(cal["peak_flops"] == p["fp32_flops"] and len(cal["gemm"]) == len(table), f"{name}: calibration record")
+    # the tiny model's own GEMMs (64 tokens, dim 64, kv 32: smallest dimensions 32 and 64) in the table
+    gm = cal["gemm_model"]
+    if "not_fitted" not in gm:
+        model_dims = [e["dim"] for e in cal["gemm"] if e["from_model_shapes"]]
+        check(model_dims and gm["rms_residual_pct"] >= 0, f"{name}: model GEMMs {gm} {cal['gemm']}")
+        check("the model's own GEMMs" in sim["sources"]["gemm_efficiency"], f"{name}: GEMM source")
     check(cal["threads_per_rank"] >= 1, f"{name}: threads per rank")
     params = cal["parameters"]
     for key, e in params.items():
@@ -72,6 +79,7 @@ for name, links in (("two", True), ("one", False)):
     if params["hbm_bytes_per_s"]["status"] == "calibrated":
         check(params["sim.kernel_efficiency"]["status"] == "calibrated", f"{name}: kernel efficiencies calibrated")
         effs = sim["kernel_efficiency"]
+        check(kern["device_times"] is True, f"{name}: the cpu backend's traced kernels report device times")
         check(len(effs) == 15 and all(0 < e <= 10 for e in effs.values()), f"{name}: kernel efficiencies {effs}")
         for op, e in effs.items():
             k = kern[op]
@@ -82,9 +90,11 @@ for name, links in (("two", True), ("one", False)):
             check(pts[1]["bytes"] == pts[0]["bytes"] if shard else pts[1]["bytes"] > 1.9 * pts[0]["bytes"],
                   f"{name}: {op} at twice the batch {pts}")
             if not k["clamped"]:
-                # the stated residuals are those of the model it wrote: overhead + bytes / (hbm x eff)
-                res = [100 * (sim["op_overhead_s"] + q["bytes"] / (p["hbm_bytes_per_s"] * e) - q["time_s"]) / q["time_s"]
-                       for q in pts]
+                # the stated residuals are those of the model it fitted: overhead + bytes / (hbm x eff), the
+                # overhead none over the calls' device records (traced children), else the per-op overhead
+                over = kern["fit_overhead_s"]
+                check(over == (0 if kern["device_times"] else sim["op_overhead_s"]), f"{name}: kernel fit overhead")
+                res = [100 * (over + q["bytes"] / (p["hbm_bytes_per_s"] * e) - q["time_s"]) / q["time_s"] for q in pts]
                 check(abs(max(abs(x) for x in res) - k["max_residual_pct"]) <= 1e-6 * max(1, k["max_residual_pct"]),
                       f"{name}: {op} residual {res} against {k['max_residual_pct']}")
         check(sim["sources"]["kernel_efficiency"].startswith("calibrated on "), f"{name}: kernel source")

@@ -119,6 +119,29 @@ static void test_rate(void) {
 }
 
 /* beside = alone + overlap f / (1 + f). */
+/* The model's own GEMMs replace the square sweep's entry at their smallest
+ * dimension (64) and are inserted where it has none (100), FLOP-weighted. */
+static void test_gemm_shapes(void) {
+    const double peak = 1e12;
+    zb_calib_gemm g = {3, {16, 64, 256}, {1, 1, 1}, {0.2, 0.5, 0.8}};
+    g.overhead_s = 0;
+    const zb_calib_gemm_shape s[3] = {
+        {64, 1024, 64, 2.0 * 64 * 1024 * 64 / (peak * 0.25)}, /* at 0.25 of peak */
+        {1024, 64, 64, 2.0 * 1024 * 64 * 64 / (peak * 0.5)},  /* at 0.5: together 1/3 */
+        {100, 200, 300, 2.0 * 100 * 200 * 300 / (peak * 0.6)},
+    };
+    ZB_CHECK_OK(zb_calib_gemm_add_shapes(&g, s, 3, peak));
+    ZB_CHECK_MSG(g.n == 4 && g.dim[1] == 64 && g.dim[2] == 100 && g.dim[3] == 256, "table %d", g.n);
+    ZB_CHECK_MSG(near(g.eff[1], 1.0 / 3.0, 1e-12) && near(g.eff[2], 0.6, 1e-12), "eff %g %g", g.eff[1], g.eff[2]);
+    ZB_CHECK(g.from_model[1] && g.from_model[2] && !g.from_model[0] && !g.from_model[3] && g.eff[3] == 0.8);
+    ZB_CHECK(zb_calib_gemm_eff_at(&g, 8) == 0.2 && zb_calib_gemm_eff_at(&g, 99) == g.eff[1]);
+    /* priced at 1/3, the two shapes are off by -25 % and +50 %; the third exactly */
+    ZB_CHECK_MSG(near(g.model_max_pct, 50.0, 1e-9), "max residual %g", g.model_max_pct);
+    const zb_calib_gemm_shape bad = {0, 1, 1, 1e-6};
+    ZB_CHECK(zb_calib_gemm_add_shapes(&g, &bad, 1, peak) == ZB_ERR_INVALID);
+    zb_error_clear();
+}
+
 static void test_kernel(void) {
     const double bw = 50e9, over = 2e-6;
     /* eff 0.2: 1 and 2 MB at 10 GB/s after the overhead */
@@ -176,6 +199,7 @@ static void test_slowdown(void) {
 
 int main(void) {
     test_kernel();
+    test_gemm_shapes();
     test_alpha_beta();
     test_gemm();
     test_rate();
