@@ -191,8 +191,10 @@ static void stretch_comm(sim_device *d, int64_t cs, int64_t ce, double f) {
 zb_status zb_sim_issue(zb_stream *zs, const zb_op_info *info, double seconds) {
     sim_stream *s = (sim_stream *)zs;
     sim_device *d = (sim_device *)zs->dev;
-    int64_t start = zb_sim_ready_ns(s);
-    int64_t work = to_ns(seconds + d->hw.sim.op_overhead_s);
+    /* The per-op overhead is a gap before the op (launch, the stream's hand-off), not part of it: a trace
+     * record holds the op's own span, as CUPTI's and the cpu stream's records do. */
+    int64_t start = zb_sim_ready_ns(s) + to_ns(d->hw.sim.op_overhead_s);
+    int64_t work = to_ns(seconds);
     if (work < 0) work = 0;
     int64_t end = start + work;
     if (info->kind == ZB_OP_COMPUTE) {
