@@ -272,7 +272,12 @@ static const zb_opt_group kernels_group = {kernels_opts, NULL};
 static const zb_opt_group *const kernels_groups[] = {&zb_opts_sweep_run, &kernels_group, NULL};
 
 static zb_status kernels_check(zb_config *cfg, const zb_opt_seen *seen) {
-    (void)seen;
+    for (int i = 0; i < seen->n && cfg->check; i++) {
+        if (!strcmp(seen->given[i]->name, "check")) {
+            return ZB_FAIL(ZB_ERR_INVALID, "kernels -c/--check 1: accepted: 0 (this benchmark only times the kernels; "
+                           "the kernel tests check their results against the CPU references)");
+        }
+    }
     if (cfg->dtype != ZB_DTYPE_F32 && cfg->dtype != ZB_DTYPE_BF16) {
         return ZB_FAIL(ZB_ERR_INVALID, "kernels -d/--datatype %s: accepted: float, bf16", zb_dtype_name(cfg->dtype));
     }

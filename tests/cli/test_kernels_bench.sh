@@ -64,5 +64,6 @@ PY
 expect2 "$tmp/dtype" "-d/--datatype 'int8'" "$ZB" kernels -d int8
 expect2 "$tmp/direct" "kernels --compare-direct" "$ZB" kernels --compare-direct
 expect2 "$tmp/shape" "--heads" "$ZB" kernels --heads 0
+expect2 "$tmp/check" "kernels -c/--check 1" "$ZB" kernels -c 1
 [ "$fail" -eq 0 ] && echo "test_kernels_bench.sh: $passed checks passed"
 exit "$fail"
