@@ -49,6 +49,7 @@ typedef struct zb_calib {
     zb_calib_gemm gemm;
     double gemm_rms_pct, gemm_max_pct;
     zb_calib_try gemm_model_try; /* the model's own GEMMs into the table */
+    double step_mem_bytes; /* the step run's peak memory a rank: the collective sweeps rotate over it */
     bool gemm_device, kern_device; /* fitted over the calls' device records (no overhead subtracted) */
     zb_calib_try kern_try; /* the element-wise kernels one by one, at the model's shapes */
     int n_kern;

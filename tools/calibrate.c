@@ -459,6 +459,8 @@ static zb_status step_sweep(const calib_args *a, const calib_run *r, zb_calib *c
         const char *mode = str_or(json_string_value(json_object_get(run, "mode")), "");
         int m = !strcmp(mode, "sync") ? 0 : !strcmp(mode, "prefetch") ? 1 : -1;
         if (m < 0) continue;
+        double mem = json_number_value(json_object_get(json_object_get(run, "metrics"), "peak_mem_bytes"));
+        if (mem > c->step_mem_bytes) c->step_mem_bytes = mem;
         nc[m] = samples_of(run, "compute_ms", 1e-3, comp[m], CAP);
         nm[m] = samples_of(run, "comm_ms", 1e-3, comm[m], CAP);
         if (m == 1) no = samples_of(run, "overlap_pct", 0.01, ov, CAP);
@@ -485,23 +487,35 @@ static void fit_or_say(const zb_calib_point *pts, int n, zb_calib_coll_fit *f) {
     if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", zb_error_text(why, sizeof why));
 }
 
-/* The collectives run as the step runs them: out of place, on buffers the
- * caches do not hold (--rotate-bytes over more than any cache here: 32
- * MiB of L3 on the development VM, 50 MB of L2 on an H100). A loop on one
- * buffer measured this VM's all-gather at 2x the bandwidth the step's own
- * collectives reached (7.2 against 3.2-3.9 GB/s busbw at 4-12 MiB). */
+/* The collectives run as the step runs them: out of place, each call on
+ * the next part of buffers as large as the step's per-rank peak memory
+ * (--rotate-bytes; the step run's peak_mem_bytes), so that they find in the
+ * caches what the step's find: the medium model's 316 MiB a rank is far
+ * past this VM's 32 MiB of L3, and a loop on one buffer measured its
+ * all-gather at 2x the bandwidth the step's own collectives reached (7.2
+ * against 3.2-3.9 GB/s busbw at 4-12 MiB); the tiny model's 2.4 MB stays
+ * in it, and its step's collectives ran at half the time the cold sweep
+ * priced them (0.216 ms a step against 0.368). Without a step run (one
+ * rank a node), over ZB_CALIB_ROTATE. */
 #define ZB_CALIB_ROTATE "256M"
+
+static void rotate_bytes(const zb_calib *c, char *out, size_t n) {
+    if (c->step_mem_bytes > 0) snprintf(out, n, "%.0f", c->step_mem_bytes);
+    else snprintf(out, n, "%s", ZB_CALIB_ROTATE);
+}
 
 /* One placement's sweeps of the three collectives, fitted one by one and pooled. */
 static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placement, const char *nodes,
                              zb_calib *c) {
     static zb_calib_point pooled[ZB_CALIB_N_COLLS * ZB_CALIB_MAX_POINTS];
     int n_pooled = 0, ranks = 0;
+    char rot[32];
+    rotate_bytes(c, rot, sizeof rot);
     for (int k = 0; k < ZB_CALIB_N_COLLS; k++) {
         const char *args[40] = {zb_calib_colls[k], "--backend", a->backend, "--comm", a->comm, "--nodes", nodes,
                                 "--gpus-per-node", a->gpn ? a->gpn : "2", "-b", a->coll_min, "-e", a->coll_max,
                                 "-f", "4", "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype,
-                                "--rotate-bytes", ZB_CALIB_ROTATE};
+                                "--rotate-bytes", rot};
         int n = 25;
         if (placement == ZB_CALIB_INTER && a->emulate) args[n++] = "--emulate-nodes";
         if (placement == ZB_CALIB_INTER && a->hostfile) {
@@ -529,7 +543,8 @@ static zb_status coll_sweeps(const calib_args *a, const calib_run *r, int placem
             pooled[n_pooled++] = pts[np++];
         }
         snprintf(c->coll_command, sizeof c->coll_command, "zerobench allgather|reducescatter|allreduce -b %s -e %s "
-                 "-f 4 -n %s --rotate-bytes %s (out of place)", a->coll_min, a->coll_max, a->iters, ZB_CALIB_ROTATE);
+                 "-f 4 -n %s --rotate-bytes %s (out of place; the step's peak memory a rank)", a->coll_min,
+                 a->coll_max, a->iters, rot);
         json_decref(doc);
         zb_calib_coll_fit *f = &c->coll[placement][k];
         f->ranks = ranks;
