@@ -1,4 +1,4 @@
-/* zerobench calibrate (calib_args.c: its options; calibrate.c: the child runs;
+/* zerobench calibrate (calib_args.c: its options; calib_runs.h: the child runs and sweeps;
  * calib_profile.c: the profile it writes; calib_report.c: its printout):
  * what it measured and fitted. */
 #ifndef ZB_CALIB_H

@@ -1,0 +1,140 @@
+/* calibrate's communication sweeps: the step's slowdowns beside the other
+ * kind of work, and the collectives inside a node and across nodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib_runs.h"
+#include "comm.h"
+#include "dtype.h"
+
+/* The slowdowns beside the other kind of work, from the step itself: one
+ * sync-vs-prefetch run (--mode both) at the model's shape on the step's
+ * layout. Sync overlaps nothing; prefetch overlaps comm with compute for
+ * overlap x comm; each pair of steps gives compute and comm alone and beside. */
+zb_status zb_calib_step_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
+    const char *args[40] = {"step", "--mode", "both", "--steps", a->steps, "--warmup", "1", "--comm", a->comm};
+    int n = 9;
+    if (a->model) {
+        args[n++] = "--model";
+        args[n++] = a->model;
+    }
+    int before = n;
+    n = zb_calib_layout_args(a, args, n);
+    /* the step takes no -a */
+    for (int i = before; i + 1 < n; i++) {
+        if (!strcmp(args[i], "-a")) {
+            for (int j = i; j + 2 < n; j++) args[j] = args[j + 2];
+            n -= 2;
+            break;
+        }
+    }
+    snprintf(c->step_command, sizeof c->step_command, "zerobench step --mode both --steps %s --model %s", a->steps,
+             a->model ? a->model : "tiny");
+    json_t *doc = NULL;
+    ZB_TRY(zb_calib_run_child(r, "step", args, n, false, &doc));
+    enum { CAP = ZB_CALIB_MAX_POINTS };
+    static double comp[2][CAP], comm[2][CAP], ov[CAP];
+    int nc[2] = {0, 0}, nm[2] = {0, 0}, no = 0;
+    const json_t *runs = json_object_get(doc, "runs");
+    for (size_t i = 0; i < json_array_size(runs); i++) {
+        const json_t *run = json_array_get(runs, i);
+        const char *mode = zb_calib_str_or(json_string_value(json_object_get(run, "mode")), "");
+        int m = !strcmp(mode, "sync") ? 0 : !strcmp(mode, "prefetch") ? 1 : -1;
+        if (m < 0) continue;
+        double mem = json_number_value(json_object_get(json_object_get(run, "metrics"), "peak_mem_bytes"));
+        if (mem > c->step_mem_bytes) c->step_mem_bytes = mem;
+        nc[m] = zb_calib_samples_of(run, "compute_ms", 1e-3, comp[m], CAP);
+        nm[m] = zb_calib_samples_of(run, "comm_ms", 1e-3, comm[m], CAP);
+        if (m == 1) no = zb_calib_samples_of(run, "overlap_pct", 0.01, ov, CAP);
+    }
+    json_decref(doc);
+    int pairs = nc[0];
+    const int counts[4] = {nc[1], nm[0], nm[1], no};
+    for (int i = 0; i < 4; i++) pairs = counts[i] < pairs ? counts[i] : pairs;
+    for (int i = 0; i < pairs; i++) ov[i] *= comm[1][i]; /* the overlapped seconds */
+    for (int k = 0; k < 2; k++) {
+        const double *alone = k ? comm[0] : comp[0], *beside = k ? comm[1] : comp[1];
+        c->slow_try[k].have = zb_calib_fit_slowdown(alone, beside, ov, pairs, &c->slow[k]) == ZB_OK;
+        if (!c->slow_try[k].have) zb_calib_say_not(&c->slow_try[k]);
+    }
+    return ZB_OK;
+}
+
+/* A sweep too noisy to fit (on a loaded machine small sizes can take
+ * longer than large ones) is said, not fatal: the profile then keeps the
+ * base's value for that link and the summary says so. */
+static void fit_or_say(const zb_calib_point *pts, int n, zb_calib_coll_fit *f) {
+    char why[ZB_ERROR_MAX];
+    f->have = zb_calib_fit_alpha_beta(pts, n, &f->fit) == ZB_OK;
+    if (!f->have) snprintf(f->why_not, sizeof f->why_not, "%s", zb_error_text(why, sizeof why));
+}
+
+/* The collectives run as the step runs them: out of place, each call on
+ * the next part of buffers as large as the step's per-rank peak memory
+ * (--rotate-bytes; the step run's peak_mem_bytes), so that they find in the
+ * caches what the step's find: the medium model's 316 MiB a rank is far
+ * past this VM's 32 MiB of L3, and a loop on one buffer measured its
+ * all-gather at 2x the bandwidth the step's own collectives reached (7.2
+ * against 3.2-3.9 GB/s busbw at 4-12 MiB); the tiny model's 2.4 MB stays
+ * in it, and its step's collectives ran at half the time the cold sweep
+ * priced them (0.216 ms a step against 0.368). Without a step run (one
+ * rank a node), over ZB_CALIB_ROTATE. */
+#define ZB_CALIB_ROTATE "256M"
+
+static void rotate_bytes(const zb_calib *c, char *out, size_t n) {
+    if (c->step_mem_bytes > 0) snprintf(out, n, "%.0f", c->step_mem_bytes);
+    else snprintf(out, n, "%s", ZB_CALIB_ROTATE);
+}
+
+/* One placement's sweeps of the three collectives, fitted one by one and pooled. */
+zb_status zb_calib_coll_sweeps(const calib_args *a, const calib_run *r, int placement, const char *nodes,
+                             zb_calib *c) {
+    static zb_calib_point pooled[ZB_CALIB_N_COLLS * ZB_CALIB_MAX_POINTS];
+    int n_pooled = 0, ranks = 0;
+    char rot[32];
+    rotate_bytes(c, rot, sizeof rot);
+    for (int k = 0; k < ZB_CALIB_N_COLLS; k++) {
+        const char *args[40] = {zb_calib_colls[k], "--backend", a->backend, "--comm", a->comm, "--nodes", nodes,
+                                "--gpus-per-node", a->gpn ? a->gpn : "2", "-b", a->coll_min, "-e", a->coll_max,
+                                "-f", "4", "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype,
+                                "--rotate-bytes", rot};
+        int n = 25;
+        if (placement == ZB_CALIB_INTER && a->emulate) args[n++] = "--emulate-nodes";
+        if (placement == ZB_CALIB_INTER && a->hostfile) {
+            args[n++] = "--hostfile";
+            args[n++] = a->hostfile;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s_%s", zb_calib_colls[k], placement == ZB_CALIB_INTRA ? "intra" : "inter");
+        json_t *doc = NULL;
+        ZB_TRY(zb_calib_run_child(r, name, args, n, false, &doc));
+        zb_calib_point pts[ZB_CALIB_MAX_POINTS];
+        int np = 0;
+        const json_t *runs = json_object_get(doc, "runs");
+        for (size_t i = 0; i < json_array_size(runs) && np < ZB_CALIB_MAX_POINTS; i++) {
+            const json_t *run = json_array_get(runs, i);
+            zb_dtype d;
+            if (json_is_true(json_object_get(run, "in_place"))) continue; /* the step's are out of place */
+            if (zb_dtype_parse(zb_calib_str_or(json_string_value(json_object_get(run, "dtype")), ""), &d) != ZB_OK) continue;
+            ranks = (int)json_integer_value(json_object_get(run, "ranks"));
+            size_t count = (size_t)json_integer_value(json_object_get(run, "count"));
+            zb_coll kind = k == 0 ? ZB_COLL_ALLGATHER : k == 1 ? ZB_COLL_REDUCESCATTER : ZB_COLL_ALLREDUCE;
+            pts[np].steps = zb_calib_ring_steps(zb_calib_colls[k], ranks);
+            pts[np].sent_bytes = (double)zb_coll_sent_bytes(kind, count, zb_dtype_size(d), ranks);
+            pts[np].time_s = zb_calib_op_time_s(run);
+            pooled[n_pooled++] = pts[np++];
+        }
+        snprintf(c->coll_command, sizeof c->coll_command, "zerobench allgather|reducescatter|allreduce -b %s -e %s "
+                 "-f 4 -n %s --rotate-bytes %s (out of place; the step's peak memory a rank)", a->coll_min,
+                 a->coll_max, a->iters, rot);
+        json_decref(doc);
+        zb_calib_coll_fit *f = &c->coll[placement][k];
+        f->ranks = ranks;
+        fit_or_say(pts, np, f);
+    }
+    zb_calib_coll_fit *p = &c->pooled[placement];
+    p->ranks = ranks;
+    fit_or_say(pooled, n_pooled, p);
+    return ZB_OK;
+}
