@@ -69,6 +69,7 @@ typedef struct calib_args {
     const char *out, *backend, *comm, *nodes, *gpn, *hostfile, *hw, *base, *dtype, *gemm_min, *gemm_max, *coll_min,
         *coll_max, *iters, *timeout, *threads, *model, *steps;
     bool emulate, quick;
+    char coll_range[2][32]; /* the default collective sizes, from the model's units (validate) */
 } calib_args;
 
 /* calib_args.c: the usage text; -o and the flags into `a` (ZB_ERR_INVALID

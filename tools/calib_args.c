@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "model.h"
 #include "dtype.h"
 #include "out_path.h"
 #include "parse.h"
@@ -26,7 +27,7 @@ void zb_calib_usage(FILE *f) {
             "  --nodes, --gpus-per-node, --emulate-nodes, --hostfile\n"
             "                       the job the collectives run on (default 1 node of 2 ranks); the links inside a\n"
             "                       node are fitted on one node, across nodes on the whole job; the GEMM, memory,\n"
-            "                       attention and step runs use one node of G ranks, as the step's ranks run\n"
+            "                       attention runs use one node of G ranks, as the step's ranks run, the step run the job\n"
             "  --hw HW              the hardware profile the runs take (peaks; default: the backend's)\n"
             "  --base BASE          the profile what calibrate cannot fit comes from, each such parameter\n"
             "                       marked so (default: --hw, else the one the runs use)\n"
@@ -35,7 +36,8 @@ void zb_calib_usage(FILE *f) {
             "  --steps N            measured steps of the sync-vs-prefetch step run (default 40)\n"
             "  --dtype D            GEMM and collective dtype (default float; bf16 on GPUs)\n"
             "  --gemm-min/-max D    square GEMM sizes, doubling (default 8 .. 1024)\n"
-            "  --coll-min/-max B    collective sizes, x4 (default 4K .. 16M; the memory sweep: 4K .. 16M)\n"
+            "  --coll-min/-max B    collective sizes, x4 (default: the step's, the model's largest unit rounded up to a\n"
+            "                       power of two and down 256x, at least 4K; the memory sweep: 4K .. 16M)\n"
             "  --iters N            timed iterations per size (default 10; GEMM and element-wise: at least 200)\n"
             "  --timeout S          seconds each child run may take (default 600)\n"
             "  --quick              a short sweep (GEMM 8 .. 128, collectives 1K .. 64K, 3 iterations, 4 steps)\n");
@@ -77,6 +79,35 @@ static zb_status check_size(const char *flag, const char *text) {
     return ZB_OK;
 }
 
+/* The collective sizes not given: the span of the step's own collectives,
+ * from the model's largest unit (its all-gather's output and its
+ * reduce-scatter's input, in the sweep's dtype) rounded up to a power of
+ * two, down 256x in four x4 steps (at least 4K). One alpha-beta line
+ * does not hold from 4K to megabytes on every link: the cluster in a box's
+ * shaper (ci/cluster, tbf with a 1 ms burst) passes a 64K all-gather at
+ * 0.18 GB/s busbw and the megabyte ones at its 0.12 rate, and a fit over
+ * 4K .. 16M said 0.16 GB/s, 25 % fast at the medium model's 12-17 MB
+ * units. Over the step's span the fit answers for what the step sends. */
+static void step_coll_range(calib_args *a, zb_dtype d) {
+    zb_model_profile mp;
+    zb_model_cfg cfg;
+    double largest = 0;
+    if (zb_model_profile_load(a->model ? a->model : "tiny", &mp) == ZB_OK) {
+        zb_model_cfg_from_profile(&mp, 0, &cfg);
+        for (int u = 0; u < zb_model_n_units(&cfg); u++) {
+            double b = (double)zb_model_unit_numel(&cfg, u) * (double)zb_dtype_size(d);
+            if (b > largest) largest = b;
+        }
+    }
+    uint64_t hi = 16 * 1024, lo;
+    while ((double)hi < largest && hi < (1ull << 40)) hi *= 2;
+    lo = hi / 256 > 4096 ? hi / 256 : 4096;
+    snprintf(a->coll_range[0], sizeof a->coll_range[0], "%llu", (unsigned long long)lo);
+    snprintf(a->coll_range[1], sizeof a->coll_range[1], "%llu", (unsigned long long)hi);
+    if (!a->coll_min) a->coll_min = a->coll_range[0];
+    if (!a->coll_max) a->coll_max = a->coll_range[1];
+}
+
 /* Everything that can be checked before anything runs. */
 zb_status zb_calib_validate(calib_args *a) {
     char why[ZB_ERROR_MAX], shown[72];
@@ -105,8 +136,6 @@ zb_status zb_calib_validate(calib_args *a) {
         }
     }
     if (!a->gemm_max) a->gemm_max = "1024";
-    if (!a->coll_min) a->coll_min = "4K";
-    if (!a->coll_max) a->coll_max = "16M";
     if (!a->iters) a->iters = "10";
     if (!a->timeout) a->timeout = "600";
     if (!a->dtype) a->dtype = "float";
@@ -126,6 +155,11 @@ zb_status zb_calib_validate(calib_args *a) {
         return ZB_FAIL(ZB_ERR_INVALID, "--gemm-min %s --gemm-max %s: %d doubling sizes; a profile's gemm_efficiency "
                        "table holds at most %d", a->gemm_min, a->gemm_max, n_gemm, ZB_SIM_MAX_GEMM_EFF);
     }
+    zb_dtype d;
+    if (zb_dtype_parse(a->dtype, &d) != ZB_OK) {
+        return ZB_FAIL(ZB_ERR_INVALID, "--dtype '%s': accepted: float, bf16", zb_results_shown_path(a->dtype, shown));
+    }
+    if (!a->coll_min || !a->coll_max) step_coll_range(a, d);
     ZB_TRY(check_size("--coll-min", a->coll_min));
     ZB_TRY(check_size("--coll-max", a->coll_max));
     uint64_t lo = 0, hi = 0;
@@ -140,10 +174,6 @@ zb_status zb_calib_validate(calib_args *a) {
     if (zb_parse_double(a->timeout, &t) != ZB_OK || !(t > 0)) {
         return ZB_FAIL(ZB_ERR_INVALID, "--timeout '%s': accepted: a positive number of seconds",
                        zb_results_shown_path(a->timeout, shown));
-    }
-    zb_dtype d;
-    if (zb_dtype_parse(a->dtype, &d) != ZB_OK) {
-        return ZB_FAIL(ZB_ERR_INVALID, "--dtype '%s': accepted: float, bf16", zb_results_shown_path(a->dtype, shown));
     }
     const char *const flags[2] = {"--hw", "--base"};
     const char *const names[2] = {a->hw, a->base};

@@ -39,7 +39,13 @@ zb_status zb_calib_run_child(const calib_run *r, const char *name, const char **
 void zb_calib_remove_dir(const char *dir);
 
 const char *zb_calib_str_or(const char *s, const char *dflt);
-/* Appends the compute runs' layout (one node of the step's ranks, their threads); the new count. */
+/* The job's layout for a child: --backend, --comm, --nodes NODES, the
+ * ranks a node, and when it spans nodes the hosts given (or emulated).
+ * Each appends to args and returns the new count. */
+int zb_calib_job_args(const calib_args *a, const char *nodes, const char **args, int n);
+/* A rank's threads and hardware profile, as the step's ranks run. */
+int zb_calib_rank_args(const calib_args *a, const char **args, int n);
+/* The compute runs': the whole job (every rank timing at once, -a 1), each rank as the step's. */
 int zb_calib_layout_args(const calib_args *a, const char **args, int n);
 /* How the first run ran (host, date, backends, threads) and the base profile loaded. */
 zb_status zb_calib_take_meta(const calib_args *a, const json_t *doc, zb_calib *c);

@@ -9,28 +9,21 @@
 #include "dtype.h"
 
 /* The slowdowns beside the other kind of work, from the step itself: one
- * sync-vs-prefetch run (--mode both) at the model's shape on the step's
- * layout. Sync overlaps nothing; prefetch overlaps comm with compute for
- * overlap x comm; each pair of steps gives compute and comm alone and beside. */
+ * sync-vs-prefetch run (--mode both) at the model's shape on the job's
+ * layout (across its nodes when it spans several: the comm a step overlaps
+ * there is the inter-node one). Sync overlaps nothing; prefetch overlaps
+ * comm with compute for overlap x comm; each pair of steps gives compute
+ * and comm alone and beside. */
 zb_status zb_calib_step_sweep(const calib_args *a, const calib_run *r, zb_calib *c) {
-    const char *args[40] = {"step", "--mode", "both", "--steps", a->steps, "--warmup", "1", "--comm", a->comm};
-    int n = 9;
+    const char *args[40] = {"step", "--mode", "both", "--steps", a->steps, "--warmup", "1"};
+    int n = zb_calib_job_args(a, a->nodes ? a->nodes : "1", args, 7);
     if (a->model) {
         args[n++] = "--model";
         args[n++] = a->model;
     }
-    int before = n;
-    n = zb_calib_layout_args(a, args, n);
-    /* the step takes no -a */
-    for (int i = before; i + 1 < n; i++) {
-        if (!strcmp(args[i], "-a")) {
-            for (int j = i; j + 2 < n; j++) args[j] = args[j + 2];
-            n -= 2;
-            break;
-        }
-    }
-    snprintf(c->step_command, sizeof c->step_command, "zerobench step --mode both --steps %s --model %s", a->steps,
-             a->model ? a->model : "tiny");
+    n = zb_calib_rank_args(a, args, n);
+    snprintf(c->step_command, sizeof c->step_command, "zerobench step --mode both --steps %s --model %s --nodes %s",
+             a->steps, a->model ? a->model : "tiny", a->nodes ? a->nodes : "1");
     json_t *doc = NULL;
     ZB_TRY(zb_calib_run_child(r, "step", args, n, false, &doc));
     enum { CAP = ZB_CALIB_MAX_POINTS };
@@ -95,16 +88,9 @@ zb_status zb_calib_coll_sweeps(const calib_args *a, const calib_run *r, int plac
     char rot[32];
     rotate_bytes(c, rot, sizeof rot);
     for (int k = 0; k < ZB_CALIB_N_COLLS; k++) {
-        const char *args[40] = {zb_calib_colls[k], "--backend", a->backend, "--comm", a->comm, "--nodes", nodes,
-                                "--gpus-per-node", a->gpn ? a->gpn : "2", "-b", a->coll_min, "-e", a->coll_max,
-                                "-f", "4", "-n", a->iters, "-w", "1", "-c", "0", "-d", a->dtype,
-                                "--rotate-bytes", rot};
-        int n = 25;
-        if (placement == ZB_CALIB_INTER && a->emulate) args[n++] = "--emulate-nodes";
-        if (placement == ZB_CALIB_INTER && a->hostfile) {
-            args[n++] = "--hostfile";
-            args[n++] = a->hostfile;
-        }
+        const char *args[40] = {zb_calib_colls[k], "-b", a->coll_min, "-e", a->coll_max, "-f", "4", "-n", a->iters,
+                                "-w", "1", "-c", "0", "-d", a->dtype, "--rotate-bytes", rot};
+        int n = zb_calib_job_args(a, nodes, args, 17);
         char name[64];
         snprintf(name, sizeof name, "%s_%s", zb_calib_colls[k], placement == ZB_CALIB_INTRA ? "intra" : "inter");
         json_t *doc = NULL;

@@ -51,7 +51,7 @@ static int calibrate_main(int argc, char **argv) {
     if (s == ZB_OK) s = zb_calib_gemm_sweep(&a, &r, &c);
     if (s == ZB_OK) s = zb_calib_gemm_model_sweep(&a, &r, &c);
     if (s == ZB_OK) s = zb_calib_attn_sweep(&a, &r, &c);
-    if (s == ZB_OK && c.gpus_per_node > 1) s = zb_calib_step_sweep(&a, &r, &c);
+    if (s == ZB_OK && c.nodes * c.gpus_per_node > 1) s = zb_calib_step_sweep(&a, &r, &c);
     if (s == ZB_OK && c.gpus_per_node > 1) s = zb_calib_coll_sweeps(&a, &r, ZB_CALIB_INTRA, "1", &c);
     if (s == ZB_OK && c.nodes > 1) s = zb_calib_coll_sweeps(&a, &r, ZB_CALIB_INTER, a.nodes, &c);
     static char missing[2048], borrowed[2048];

@@ -3,10 +3,12 @@
 # by 200 Mbit/s links. Checks that zerobench sees 2 nodes (per_rank host and
 # node), that the all-gather's busbw does not exceed the shaped rate (the
 # physical limit, so a measurement above it is wrong), that a tiny ZeRO-3
-# step runs across the nodes, and that a link taken down mid-run ends the
-# job on its own (not killed by timeout(1): 124) with zerobench's message
-# naming the rank and the collective. Exit 77 (skipped) without root or
-# network namespaces. Nothing here times anything but the busbw bound.
+# step runs across the nodes, that calibrate there writes a profile the sim
+# runs a 2-node step on without a borrowed one, and that a link taken down
+# mid-run ends the job on its own (not killed by timeout(1): 124) with
+# zerobench's message naming the rank and the collective. Exit 77 (skipped)
+# without root or network namespaces. Nothing here times anything but the
+# bandwidth bounds (the busbw's and the fitted links').
 set -u
 source "$(dirname "$0")/../lib.sh"
 zb="${ZB:?ZB not set (the zerobench binary)}"
@@ -58,6 +60,37 @@ import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 sys.exit(0 if runs and all(sorted({p["node"] for p in r["per_rank"]}) == [0, 1] for r in runs) else 1)' "$tmp/step.json"
 [ $fail -eq 0 ] || show "$tmp/step.out"
+
+# 2b. calibrate across the nodes, then the sim on that profile alone (no
+# --base: every parameter a 2-node x 1-rank sim needs is fitted here). Each
+# collective's inter-node bandwidth is below the shaped rate (the physical
+# limit) and above half of it (at 256K-1M a call sends 128-512K each way,
+# past the shaper's 25K burst). The sweeps and steps kept small.
+box run --timeout 90 -- "$zb" calibrate -o "$tmp/cal.json" --quick --coll-min 256K --coll-max 1M \
+  --gemm-max 64 --nodes 2 --gpus-per-node 1 >"$tmp/cal.out" 2>&1
+rc=$?
+check [ "$rc" -eq 0 ]
+check python3 - "$tmp/cal.json" <<'EOF'
+import json, sys
+prof = json.load(open(sys.argv[1]))
+rate = 200e6 / 8  # bytes/s
+nic = prof.get("nic_bytes_per_s", 0)
+colls = prof["calibration"]["collectives"]
+inter = [colls[k]["inter_node"] for k in ("allgather", "reducescatter", "allreduce")]
+ok = 0.5 * rate < nic <= 1.05 * rate
+ok &= all(c and 0.5 * rate < c["bandwidth_bytes_per_s"] <= 1.05 * rate for c in inter)
+print(f"nic {nic / 1e6:.2f} MB/s (rate {rate / 1e6:.2f}); inter-node", [c and round(c["bandwidth_bytes_per_s"] / 1e6, 2) for c in inter])
+sys.exit(0 if ok else 1)
+EOF
+"$zb" step --backend sim --hw "$tmp/cal.json" --nodes 2 --gpus-per-node 1 --mode both --steps 2 --warmup 0 \
+  --json "$tmp/sim.json" >"$tmp/sim.out" 2>&1
+rc=$?
+check [ "$rc" -eq 0 ]
+check python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+sys.exit(0 if len(runs) == 2 and all(r["simulated"] and r["metrics"]["comm_ms"] > 0 for r in runs) else 1)' "$tmp/sim.json"
+[ $fail -eq 0 ] || { show "$tmp/cal.out"; show "$tmp/sim.out"; }
 
 # 3. node 1's link down 3 s into a long all-gather (each call 1.3 s at this
 # rate): rank 0 gives up after --timeout 5 naming itself and the collective
