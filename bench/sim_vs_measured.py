@@ -10,10 +10,15 @@ calibration and the later runs, predicted over one run made right after
 the case's calibration ("pred/paired").
 
 Cases: the tiny model and the medium one (4 layers, dim 512, ...) on 2
-ranks, the medium on 4. Issue 21's target: step times within 10 % of the
-measured median, overlap within 10 points.
+ranks, the medium on 4; with --box also the medium across 2 nodes of 1
+and of 2 ranks in a cluster in a box (ci/cluster: network namespaces
+joined by tc-shaped links of --box-rate; root), where calibrate fits the
+inter-node link and every run, calibration included, runs on the box's
+nodes. Issue 21's target: step times within 10 % of the measured median,
+overlap within 10 points.
 
     python3 bench/sim_vs_measured.py --zerobench build/zerobench [--runs 5] [--steps 20] [--keep DIR]
+    python3 bench/sim_vs_measured.py --box [--box-only] [--box-rate 1gbit] [--box-steps 10]
 
 As root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 in the environment (ci/env.sh).
@@ -27,7 +32,10 @@ import sys
 import tempfile
 
 MEDIUM = dict(layers=4, dim=512, heads=8, kv_heads=4, head_dim=64, ffn_dim=1408, vocab=8192, seq=256, batch=2)
-CASES = [("tiny", 2), ("medium", 2), ("medium", 4)]
+CASES = [("tiny", 1, 2), ("medium", 1, 2), ("medium", 1, 4)]  # (model, nodes, ranks a node)
+BOX_CASES = [("medium", 2, 1), ("medium", 2, 2)]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLUSTER = os.path.join(ROOT, "ci", "cluster")
 FIGURES = [("step_time_ms", "step (ms)"), ("compute_ms", "compute (ms)"), ("comm_ms", "comm (ms)"),
            ("exposed_comm_ms", "exposed comm (ms)"), ("overlap_pct", "overlap (%)")]
 
@@ -36,8 +44,7 @@ def model_file(tmp, name):
     """A model profile for the case (the medium is the tiny one reshaped)."""
     if name == "tiny":
         return "tiny"
-    prof = json.load(open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                       "profiles", "models", "tiny.json")))
+    prof = json.load(open(os.path.join(ROOT, "profiles", "models", "tiny.json")))
     prof.update(MEDIUM)
     prof["name"] = "medium"
     prof["source"] = "bench/sim_vs_measured.py: the tiny profile with issue 21's medium shape"
@@ -67,55 +74,91 @@ def compared(pred, meas, key):
     return f"{pred / meas:.2f}" if meas > 0 else "n/a"
 
 
+def case_name(case):
+    name, nodes, gpn = case
+    return f"{name} x{gpn}" if nodes == 1 else f"{name} {nodes}x{gpn}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--zerobench", default="build/zerobench")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--box", action="store_true", help="also the multi-node cases in a cluster in a box (root)")
+    ap.add_argument("--box-only", action="store_true", help="only the multi-node cases (implies --box)")
+    ap.add_argument("--box-rate", default="1gbit", help="the box's link rate (tc), default 1gbit")
+    ap.add_argument("--box-steps", type=int, default=10, help="measured steps of a box run (its steps take seconds)")
     ap.add_argument("--keep", help="keep the profiles and results in this folder")
     a = ap.parse_args()
     zb = os.path.abspath(a.zerobench)
-    tmp = a.keep or tempfile.mkdtemp(prefix="zb_simmeas.")
+    tmp = os.path.abspath(a.keep or tempfile.mkdtemp(prefix="zb_simmeas."))
     os.makedirs(tmp, exist_ok=True)
-    models = {name: model_file(tmp, name) for name, _ in CASES}
-    def real(name, ranks, out):
-        run(["mpirun", "--oversubscribe", "-np", str(ranks), zb, "step", "--model", models[name], "--mode", "both",
-             "--steps", str(a.steps), "--warmup", "2", "--json", out], "step")
+    cases = ([] if a.box_only else CASES) + (BOX_CASES if a.box or a.box_only else [])
+    models = {c[0]: model_file(tmp, c[0]) for c in cases}
+    box = [CLUSTER, "--nodes", "2", "--rate", a.box_rate, "--prefix", "zbsvm"]
+    if any(c[1] > 1 for c in cases):
+        run(box + ["up"], "cluster up")
+
+    def on_nodes(case, cmd):
+        """cmd as the case runs it: on node 0 of the box across nodes, else here."""
+        return box + ["exec", "0", "--"] + cmd if case[1] > 1 else cmd
+
+    def real(case, out):
+        name, nodes, gpn = case
+        steps = a.box_steps if nodes > 1 else a.steps
+        step = [zb, "step", "--model", models[name], "--mode", "both", "--steps", str(steps), "--warmup", "2",
+                "--json", out]
+        if nodes > 1:
+            cmd = step + ["--nodes", str(nodes), "--gpus-per-node", str(gpn)]
+        else:
+            cmd = ["mpirun", "--oversubscribe", "-np", str(gpn)] + step
+        run(on_nodes(case, cmd), "step")
         return figures(out)
 
-    cal, paired = {}, {}
-    for name, ranks in CASES:
-        path = os.path.join(tmp, f"cal_{name}_{ranks}.json")
-        run([zb, "calibrate", "-o", path, "--gpus-per-node", str(ranks), "--model", models[name]], "calibrate")
-        cal[(name, ranks)] = path
-        paired[(name, ranks)] = real(name, ranks, os.path.join(tmp, f"paired_{name}_{ranks}.json"))
-    measured = {c: [] for c in CASES}
-    for i in range(a.runs):  # cases alternated, so a slow spell of the machine hits each alike
-        for name, ranks in CASES:
-            measured[(name, ranks)].append(real(name, ranks, os.path.join(tmp, f"real_{name}_{ranks}_{i}.json")))
+    try:
+        cal, paired = {}, {}
+        for case in cases:
+            name, nodes, gpn = case
+            tag = f"{name}_{nodes}x{gpn}"
+            path = os.path.join(tmp, f"cal_{tag}.json")
+            run(on_nodes(case, [zb, "calibrate", "-o", path, "--nodes", str(nodes), "--gpus-per-node", str(gpn),
+                                "--model", models[name]]), "calibrate")
+            cal[case] = path
+            paired[case] = real(case, os.path.join(tmp, f"paired_{tag}.json"))
+        measured = {c: [] for c in cases}
+        for i in range(a.runs):  # cases alternated, so a slow spell of the machine hits each alike
+            for case in cases:
+                tag = f"{case[0]}_{case[1]}x{case[2]}"
+                measured[case].append(real(case, os.path.join(tmp, f"real_{tag}_{i}.json")))
+    finally:
+        if any(c[1] > 1 for c in cases):
+            subprocess.run(box + ["down"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    box_note = f"; across nodes: a cluster in a box, {a.box_rate} links, {a.box_steps} steps a run" \
+        if any(c[1] > 1 for c in cases) else ""
     print(f"# predicted (sim on the profile calibrated here) against measured (median over {a.runs} runs "
-          f"[min, max] of each run's figure, {a.steps} steps each); target: step within 10 %, overlap within 10 points")
+          f"[min, max] of each run's figure, {a.steps} steps each{box_note}); target: step within 10 %, "
+          f"overlap within 10 points")
     print(f"# {'case':16s} {'mode':9s} {'figure':18s} {'measured':>26s} {'predicted':>10s} {'pred/meas':>10s} "
           f"{'pred/paired':>12s}")
-    for name, ranks in CASES:
-        out = os.path.join(tmp, f"sim_{name}_{ranks}.json")
-        run([zb, "step", "--backend", "sim", "--hw", cal[(name, ranks)], "--gpus-per-node", str(ranks),
+    for case in cases:
+        name, nodes, gpn = case
+        out = os.path.join(tmp, f"sim_{name}_{nodes}x{gpn}.json")
+        run([zb, "step", "--backend", "sim", "--hw", cal[case], "--nodes", str(nodes), "--gpus-per-node", str(gpn),
              "--model", models[name], "--mode", "both", "--steps", "3", "--warmup", "1", "--json", out], "sim")
         pred = figures(out)
         for mode in ("sync", "prefetch"):
             for key, label in FIGURES:
-                vals = [r[mode][key] for r in measured[(name, ranks)] if r[mode].get(key) is not None]
+                vals = [r[mode][key] for r in measured[case] if r[mode].get(key) is not None]
                 p = pred[mode].get(key)
                 if not vals or p is None:
                     continue
                 med = statistics.median(vals)
                 meas = f"{med:.3f} [{min(vals):.3f}, {max(vals):.3f}]"
-                ratio, by_pair = compared(p, med, key), compared(p, paired[(name, ranks)][mode].get(key), key)
-                print(f"  {name + ' x' + str(ranks):16s} {mode:9s} {label:18s} {meas:>26s} {p:10.3f} {ratio:>10s} "
+                ratio, by_pair = compared(p, med, key), compared(p, paired[case][mode].get(key), key)
+                print(f"  {case_name(case):16s} {mode:9s} {label:18s} {meas:>26s} {p:10.3f} {ratio:>10s} "
                       f"{by_pair:>12s}")
     if not a.keep:
         subprocess.run(["rm", "-rf", tmp])
-
 
 if __name__ == "__main__":
     main()

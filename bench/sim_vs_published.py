@@ -3,7 +3,11 @@
 per GPU, memory where given) is simulated with `zerobench step --backend
 sim --mode prefetch` on the row's hardware profile (profiles/hw/*.json,
 sim parameters from their own sources, never from these runs), and the
-prediction is printed beside the measurement with its error.
+prediction is printed beside the measurement with its error. A run made
+without torch.compile is simulated with its element-wise ops as PyTorch
+eager runs them (the profile's sim.elementwise "eager": one kernel per
+torch op, kernel_bytes_eager.c); the error with the engine's fused
+kernels is shown beside it.
 
 A row whose setup uses something zerobench does not model (selective
 recomputation, hybrid sharding, torch.compile, FP8, a power cap) says so
@@ -120,13 +124,21 @@ PUBLISHED = [
 TARGET_PCT = 15.0  # the issue's target on rows that match
 
 
-def row_profile(row, tmpdir):
+EAGER_SOURCE = ("the published run's framework: PyTorch eager, no torch.compile (the row's framework column); "
+                "each element-wise op one kernel through memory, as kernel_bytes_eager.c counts them")
+
+
+def row_profile(row, tmpdir, elementwise):
     """The row's hardware profile: the named one with the row's fabric (and
-    memory) fields replaced, each with its reason as its source."""
+    memory) fields replaced, each with its reason as its source, and the
+    sim's element-wise kernels "eager" (PyTorch without torch.compile) or
+    "fused" (the engine's own)."""
     prof = json.load(open(os.path.join(PROFILES, row["hw"] + ".json")))
     for key, (value, why) in row["fabric"].items():
         prof[key] = value
         prof["sources"][key] = why
+    prof["sim"]["elementwise"] = elementwise
+    prof["sim"]["sources"]["elementwise"] = EAGER_SOURCE if elementwise == "eager" else "zerobench's fused kernels"
     path = os.path.join(tmpdir, f"{row['hw']}-{len(os.listdir(tmpdir))}.json")
     with open(path, "w") as f:
         json.dump(prof, f)
@@ -164,15 +176,21 @@ def fmt_err(pred, meas):
     return f"{100.0 * (pred - meas) / meas:+.1f} %"
 
 
+def elementwise_of(row):
+    """The sim's element-wise kernels for the row's framework."""
+    return "eager" if "no compile" in row["framework"] else "fused"
+
+
 def table(zb):
     lines = ["| # | source | model | GPUs | batch x seq | recompute | framework | measured tok/s/GPU (MFU) "
-             "| predicted tok/s/GPU (MFU) | error | predicted exposed comm | memory GiB, measured / predicted "
-             "| not modelled, assumptions |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    errors, footnotes = [], {}
+             "| predicted tok/s/GPU (MFU) | error | error with fused kernels | predicted exposed comm "
+             "| memory GiB, measured / predicted | not modelled, assumptions |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    errors, fused_errors, footnotes = [], [], {}
     with tempfile.TemporaryDirectory(prefix="zb_simval.") as tmp:
         for i, row in enumerate(PUBLISHED, 1):
-            prof = row_profile(row, tmp)
+            prof = row_profile(row, tmp, elementwise_of(row))
+            fused = row_profile(row, tmp, "fused")
             meas = f"{row['tps']:,}" + (f" ({row['mfu']} %)" if row["mfu"] is not None else "")
             if row["recompute"] == "selective":
                 hi, _, mem_hi, exp_hi = simulate(zb, row, "none", prof, tmp)
@@ -181,27 +199,36 @@ def table(zb):
                 pred = f"{lo:,.0f} (full) to {hi:,.0f} (none)"
                 where = "below" if row["tps"] < lo else "above" if row["tps"] > hi else "inside"
                 err = f"measured {where} the bounds" + (f" ({fmt_err(lo, row['tps'])})" if where == "below" else "")
+                f_lo = simulate(zb, row, "full", fused, tmp)[0]
+                err_fused = f"full: {fmt_err(f_lo, row['tps'])}"
                 mem_pred = f"{mem_lo:.1f} (full) to {mem_hi:.1f} (none)"
             else:
                 tps, mfu, mem, exp = simulate(zb, row, row["recompute"], prof, tmp)
+                f_tps = simulate(zb, row, row["recompute"], fused, tmp)[0]
                 exposed = f"{exp:.1f} %"
                 pred = f"{tps:,.0f} ({mfu:.1f} %)"
                 err = fmt_err(tps, row["tps"])
+                err_fused = fmt_err(f_tps, row["tps"])
                 mem_pred = f"{mem:.1f}"
                 if not row["unmodelled"]:
                     errors.append(100.0 * (tps - row["tps"]) / row["tps"])
+                    fused_errors.append(100.0 * (f_tps - row["tps"]) / row["tps"])
             mem_meas = f"{row['mem']}" if row["mem"] is not None else "not published"
             notes = [row["unmodelled"]] if row["unmodelled"] else []
             notes += [footnote(footnotes, why) for _, why in row["fabric"].values()]
             lines.append(f"| {i} | {row['source']} | {row['model']} | {row['gpus']} x {row['hw']} "
                          f"| {row['batch']} x {row['seq']} | {row['recompute']} | {row['framework']} | {meas} "
-                         f"| {pred} | {err} | {exposed} | {mem_meas} / {mem_pred} | {'; '.join(notes)} |")
-    within = sum(abs(e) <= TARGET_PCT for e in errors)
-    absr = [abs(e) for e in errors]
+                         f"| {pred} | {err} | {err_fused} | {exposed} | {mem_meas} / {mem_pred} "
+                         f"| {'; '.join(notes)} |")
+
+    def summary(errs):
+        absr = [abs(e) for e in errs]
+        return (f"within {TARGET_PCT:.0f} %: {sum(a <= TARGET_PCT for a in absr)}; |error| median "
+                f"{statistics.median(absr):.1f} %, largest {max(absr):.1f} %; mean signed error "
+                f"{statistics.mean(errs):+.1f} %")
     lines += ["",
-              f"Rows that match what zerobench models: {len(errors)}; within {TARGET_PCT:.0f} %: {within}; "
-              f"|error| median {statistics.median(absr):.1f} %, largest {max(absr):.1f} %; "
-              f"mean signed error {statistics.mean(errors):+.1f} % (positive: the sim is optimistic).",
+              f"Rows that match what zerobench models: {len(errors)}; {summary(errors)} (positive: the sim is "
+              f"optimistic). With the engine's fused kernels in place of eager PyTorch's: {summary(fused_errors)}.",
               ""]
     lines += [f"[{mark}] {text}  " for text, mark in footnotes.items()]
     lines += ["", "Sources:"]

@@ -55,6 +55,13 @@
  *                         arithmetic, as the cpu backend's are, reaches
  *                         less; one whose data stays in a cache, more);
  *                         the kernels: zb_sim_kernel_names
+ *   elementwise           (optional) "fused" (the default: the engine's
+ *                         kernels, one per block) or "eager": the norms,
+ *                         RoPE, SwiGLU, the cross-entropy and AdamW costed
+ *                         as PyTorch eager runs them, one kernel per torch
+ *                         op through memory (kernel_bytes_eager.c), for
+ *                         predicting a published run made without
+ *                         torch.compile
  *   sources               {"<parameter>": "<source>"} for each parameter
  *                         given (link_latency_s and collectives: one entry
  *                         each).
@@ -102,6 +109,7 @@ enum {
     ZB_SIM_COMM_INTERFERENCE = 1u << 12,
     ZB_SIM_COLLECTIVES = 1u << 13, /* at least one collective's own fit */
     ZB_SIM_KERNEL_EFFICIENCY = 1u << 14, /* at least one kernel's own efficiency */
+    ZB_SIM_ELEMENTWISE = 1u << 15,       /* elementwise given */
     /* not sim parameters: the profile's own fields the sim reads, as
      * zb_hw_sim_require checks them (a positive number, not "measure") */
     ZB_SIM_NEEDS_PEAKS = 1u << 8,  /* bf16_flops, fp32_flops */
@@ -129,6 +137,7 @@ typedef struct zb_hw_sim {
      * coll_bw 0: not given (the link's figures apply) */
     double coll_latency_s[3][2], coll_bw[3][2];
     double kernel_eff[ZB_SIM_N_KERNELS]; /* zb_sim_kernel_names order; 0: not given */
+    bool eager_elementwise;              /* elementwise "eager" */
 } zb_hw_sim;
 
 typedef struct zb_hw_profile {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "out_path.h"
 #include "profile.h"
 
 /* "file: field "sim.<key>": expected ..., got <value>" */
@@ -158,6 +159,7 @@ static zb_status sources(const char *file, const json_t *sim, unsigned have) {
                   {ZB_SIM_COMM_INTERFERENCE, "comm_interference"},
                   {ZB_SIM_COLLECTIVES, "collectives"},
                   {ZB_SIM_KERNEL_EFFICIENCY, "kernel_efficiency"},
+                  {ZB_SIM_ELEMENTWISE, "elementwise"},
                   {ZB_SIM_OP_OVERHEAD, "op_overhead_s"}};
     const json_t *src = json_object_get(sim, "sources");
     if (have && !json_is_object(src)) {
@@ -216,6 +218,18 @@ zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *ou
     if (colls) ZB_TRY(collectives(file, colls, &s));
     const json_t *keff = json_object_get(sim, "kernel_efficiency");
     if (keff) ZB_TRY(kernel_effs(file, keff, &s));
+    const json_t *ew = json_object_get(sim, "elementwise");
+    if (ew) {
+        const char *v = json_string_value(ew);
+        if (!v) return bad(file, "elementwise", "\"fused\" or \"eager\"", ew);
+        if (strcmp(v, "fused") && strcmp(v, "eager")) {
+            char shown[72];
+            return ZB_FAIL(ZB_ERR_INVALID, "%s: field \"sim.elementwise\": expected \"fused\" or \"eager\", got "
+                           "'%s'", file, zb_shown_path(v, shown));
+        }
+        s.eager_elementwise = !strcmp(v, "eager");
+        s.have |= ZB_SIM_ELEMENTWISE;
+    }
     ZB_TRY(number(file, sim, "op_overhead_s", 0, false, 1, "seconds in [0, 1]", &s.op_overhead_s, &given));
     if (given) s.have |= ZB_SIM_OP_OVERHEAD;
     ZB_TRY(sources(file, sim, s.have));

@@ -31,6 +31,23 @@ double zb_kbytes_adamw(size_t n); /* params, m, v read and written, grads read: 
 double zb_kbytes_fill(size_t n);
 double zb_kbytes_cast(zb_dtype dst, zb_dtype src, size_t n);
 
+/* The same blocks as PyTorch eager runs them (kernel_bytes_eager.c): the
+ * bytes all their kernels move and how many kernels they are, for the
+ * sim's sim.elementwise "eager". The embedding, residual add, gradient
+ * accumulation, fill and cast are one torch op each, as in the engine. */
+typedef struct zb_kcost {
+    double bytes;
+    int ops;
+} zb_kcost;
+zb_kcost zb_keager_rmsnorm_fwd(zb_dtype st, int N, int C);
+zb_kcost zb_keager_rmsnorm_bwd(zb_dtype st, int N, int C);
+zb_kcost zb_keager_rope(zb_dtype st, int B, int T, int NH, int D); /* forward and backward alike */
+zb_kcost zb_keager_swiglu_fwd(zb_dtype st, size_t n);
+zb_kcost zb_keager_swiglu_bwd(zb_dtype st, size_t n);
+zb_kcost zb_keager_cross_entropy_fwd(zb_dtype st, int N, int V);
+zb_kcost zb_keager_cross_entropy_bwd(zb_dtype st, int N, int V);
+zb_kcost zb_keager_adamw(size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,13 +10,16 @@
  *   - memory per tag equals the ledger's prediction exactly, stages 0-3,
  *     both schedules, 4 and 32 virtual ranks;
  *   - the cost formulas, and a profile without a sim parameter refused by
- *     name. */
+ *     name;
+ *   - sim.elementwise "eager": PyTorch eager's bytes and kernels a block. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "device_sim.h"
 #include "engine.h"
+#include "kernel_bytes.h"
+#include "kernels.h"
 #include "overlap.h"
 #include "registry.h"
 #include "sim_coll.h"
@@ -374,6 +377,69 @@ static void test_costs(void) {
     zb_error_clear();
 }
 
+/* sim.elementwise "eager": each block priced as PyTorch eager runs it (the
+ * byte counts of kernel_bytes_eager.c, checked here by hand at small
+ * shapes) over mem_efficiency, plus the overhead of each kernel after the
+ * first inside its record; blocks eager runs as one op keep the fused
+ * price. */
+static void test_eager(void) {
+    /* RMSNorm forward, bf16, N = 64, C = 128 (n = 8192): x.float() 6n, pow 8n, mean 4n, + eps and rsqrt 16N,
+     * x * rsqrt 8n, type_as 6n, * weight 4n + 2C */
+    zb_kcost k = zb_keager_rmsnorm_fwd(ZB_DTYPE_BF16, 64, 128);
+    ZB_CHECK_MSG(k.bytes == 36.0 * 8192 + 16 * 64 + 2 * 128 && k.ops == 8, "rmsnorm_fwd %g B, %d ops", k.bytes, k.ops);
+    /* in fp32 the casts are no kernels */
+    k = zb_keager_rmsnorm_fwd(ZB_DTYPE_F32, 64, 128);
+    ZB_CHECK_MSG(k.bytes == 28.0 * 8192 + 16 * 64 + 4 * 128 && k.ops == 6, "rmsnorm_fwd fp32 %g B, %d ops", k.bytes,
+                 k.ops);
+    k = zb_keager_swiglu_bwd(ZB_DTYPE_BF16, 1000);
+    ZB_CHECK(k.bytes == 18000 && k.ops == 3);
+    /* cross-entropy forward, N = 4, V = 1000: the fp32 cast 6n, log_softmax 8n, nll 8N */
+    k = zb_keager_cross_entropy_fwd(ZB_DTYPE_BF16, 4, 1000);
+    ZB_CHECK(k.bytes == 6.0 * 4000 + 8.0 * 4000 + 32 && k.ops == 3);
+    k = zb_keager_rope(ZB_DTYPE_BF16, 2, 16, 4, 8); /* n = 1024: 6n + 8n + 4 T D + 6n */
+    ZB_CHECK(k.bytes == 20.0 * 1024 + 4.0 * 16 * 8 && k.ops == 3);
+    /* eager moves more than the fused kernels, block by block */
+    ZB_CHECK(zb_keager_rmsnorm_bwd(ZB_DTYPE_BF16, 64, 128).bytes > zb_kbytes_rmsnorm_bwd(ZB_DTYPE_BF16, 64, 128));
+    ZB_CHECK(zb_keager_adamw(1000).bytes > zb_kbytes_adamw(1000));
+    ZB_CHECK(zb_keager_cross_entropy_bwd(ZB_DTYPE_BF16, 4, 1000).bytes >
+             zb_kbytes_cross_entropy_bwd(ZB_DTYPE_BF16, 4, 1000));
+
+    /* the sim device's price of one call, as its trace record */
+    for (int eager = 0; eager < 2; eager++) {
+        zb_hw_profile hw = profile(1e12, 1e11, 1e11, 0.0);
+        hw.sim.op_overhead_s = 1e-6;
+        hw.sim.mem_efficiency = 0.5;
+        hw.sim.kernel_eff[zb_sim_kernel_index("rmsnorm_fwd")] = 0.25; /* the fused kernel's own: not eager's */
+        hw.sim.eager_elementwise = eager;
+        zb_trace t;
+        ZB_CHECK_OK(zb_trace_init(&t, 0, true));
+        zb_device_config dc = {0, 0, 1, 30.0, &t, &hw};
+        zb_device *dev = NULL;
+        zb_stream *s = NULL;
+        ZB_CHECK_OK(zb_device_sim_create(&dc, &dev));
+        ZB_CHECK_OK(dev->ops->stream_create(dev, "compute", &s));
+        zb_kcall call = {s, NULL, -1, ZB_DTYPE_BF16, 0};
+        const zb_kernels *kt = zb_kernels_sim();
+        ZB_CHECK_OK(kt->rmsnorm_fwd(&call, NULL, NULL, NULL, NULL, 64, 128, 1e-5f));
+        ZB_CHECK_OK(kt->residual_fwd(&call, NULL, NULL, NULL, 8192));
+        ZB_CHECK_OK(dev->ops->stream_sync(s));
+        ZB_CHECK(t.n_records == 2);
+        if (t.n_records == 2) {
+            double got = (double)(t.records[0].end_ns - t.records[0].start_ns) * 1e-9;
+            k = zb_keager_rmsnorm_fwd(ZB_DTYPE_BF16, 64, 128);
+            double want = eager ? k.bytes / (1e11 * 0.5) + 7 * 1e-6
+                                : zb_kbytes_rmsnorm_fwd(ZB_DTYPE_BF16, 64, 128) / (1e11 * 0.25);
+            ZB_CHECK_MSG(fabs(got - want) < 2e-9, "eager %d: rmsnorm_fwd %.9f s, want %.9f", eager, got, want);
+            double add = (double)(t.records[1].end_ns - t.records[1].start_ns) * 1e-9;
+            double add_want = zb_kbytes_residual_fwd(ZB_DTYPE_BF16, 8192) / (1e11 * 0.5);
+            ZB_CHECK_MSG(fabs(add - add_want) < 2e-9, "eager %d: residual %.9f s, want %.9f", eager, add, add_want);
+        }
+        dev->ops->stream_destroy(s);
+        zb_dev_destroy(dev);
+        zb_trace_destroy(&t);
+    }
+}
+
 /* The "sim" object is checked when the profile loads: types, ranges, order,
  * and a source for each parameter given; absent, the profile still loads. */
 static void test_profile_sim(void) {
@@ -410,6 +476,13 @@ static void test_profile_sim(void) {
          "sim.kernel_efficiency.fill"},
         {", \"sim\": {\"kernel_efficiency\": [0.5], \"sources\": {\"kernel_efficiency\": \"x\"}}",
          "sim.kernel_efficiency"},
+        {", \"sim\": {\"elementwise\": \"eager\", \"sources\": {\"elementwise\": \"x\"}}", NULL},
+        {", \"sim\": {\"elementwise\": \"fused\", \"sources\": {\"elementwise\": \"x\"}}", NULL},
+        {", \"sim\": {\"elementwise\": \"eager\", \"sources\": {\"mem_efficiency\": \"x\"}}",
+         "sim.sources.elementwise"},
+        {", \"sim\": {\"elementwise\": \"lazy\\n\", \"sources\": {\"elementwise\": \"x\"}}",
+         "got 'lazy\\n'"},
+        {", \"sim\": {\"elementwise\": 1, \"sources\": {\"elementwise\": \"x\"}}", "sim.elementwise"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[2048];
@@ -430,6 +503,7 @@ static void test_profile_sim(void) {
 int main(void) {
     test_profile_sim();
     test_costs();
+    test_eager();
     test_deterministic();
     test_sync();
     test_prefetch_hides();
