@@ -108,6 +108,8 @@ static zb_status take_schedule(const zb_bench_ctx *ctx, const zb_step_plan *plan
     out->exposed_comm_ms = sum.exposed_ms;
     out->compute_ms = sum.compute_ms;
     out->comm_ms = sum.comm_ms;
+    out->idle_ms = sum.idle_ms;
+    out->ops_per_step = sum.ops;
     keep_samples(rec, col, out);
     double t = out->step_ms / 1e3;
     int world = ctx->world_ranks;

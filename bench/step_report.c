@@ -130,6 +130,8 @@ static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stat
     f[n++] = metric("exposed_transfer_ms", "exp xfer", "ms", 3, r->wait.measured ? r->wait.exposed_transfer_ms : NAN);
     f[n++] = metric("compute_ms", "compute", "ms", 3, r->compute_ms);
     f[n++] = metric("comm_ms", "comm", "ms", 3, r->comm_ms);
+    f[n++] = metric("idle_ms", NULL, NULL, 0, r->idle_ms); /* JSON only: host time between ops */
+    f[n++] = metric("ops_per_step", NULL, NULL, 0, r->ops_per_step);
     f[n++] = metric("hidden_pct", "hidden", "%", 1, r->hidden_pct);
     f[n] = metric("compute_slowdown_pct", "slowdown", "%", 1, r->compute_slowdown_pct);
     f[n++].sign = true;

@@ -151,6 +151,9 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
     row[ZB_SF_EXPOSED_MS] = measured && sent ? (double)ov.exposed_comm_ns / 1e6 : NAN;
     row[ZB_SF_COMPUTE_MS] = measured ? (double)ov.compute_ns / 1e6 : NAN;
     row[ZB_SF_COMM_MS] = measured ? (double)ov.comm_ns / 1e6 : NAN;
+    /* the step's time outside every op: the host's between them (calibrate spreads it over the ops) */
+    row[ZB_SF_IDLE_MS] = measured ? local_ms - (double)ov.busy_ns / 1e6 : NAN;
+    row[ZB_SF_OPS] = measured ? (double)(ov.n_comm_records + ov.n_compute_records) : NAN;
     out->comm_bytes_per_step = r.sent_bytes;
     return ZB_OK;
 }

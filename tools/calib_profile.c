@@ -94,14 +94,26 @@ static void put_compute(calib_out *o) {
             what, c->mem.rms_residual_pct, c->mem.max_residual_pct);
         put(o, o->sim, o->sim_sources, "mem_efficiency", "sim.mem_efficiency", json_real(1.0),
             "the element-wise bandwidth measured is hbm_bytes_per_s itself", -1, -1);
-        put(o, o->sim, o->sim_sources, "op_overhead_s", "sim.op_overhead_s", json_real(c->mem.latency_s), what,
-            c->mem.rms_residual_pct, c->mem.max_residual_pct);
+        if (!c->gap_try.have) {
+            put(o, o->sim, o->sim_sources, "op_overhead_s", "sim.op_overhead_s", json_real(c->mem.latency_s), what,
+                c->mem.rms_residual_pct, c->mem.max_residual_pct);
+        }
     } else {
         borrow(o, o->prof, o->sources, "hbm_bytes_per_s", "hbm_bytes_per_s", positive(o->prof, "hbm_bytes_per_s"));
         borrow(o, o->sim, o->sim_sources, "mem_efficiency", "sim.mem_efficiency",
                json_object_get(o->sim, "mem_efficiency") != NULL);
-        borrow(o, o->sim, o->sim_sources, "op_overhead_s", "sim.op_overhead_s",
-               json_object_get(o->sim, "op_overhead_s") != NULL);
+        if (!c->gap_try.have) {
+            borrow(o, o->sim, o->sim_sources, "op_overhead_s", "sim.op_overhead_s",
+                   json_object_get(o->sim, "op_overhead_s") != NULL);
+        }
+    }
+    /* The per-op overhead the sim puts before each op: the step's own host time between ops when the step
+     * ran (the gap of a loop of one op, the element-wise intercept, is far shorter than the step's) */
+    if (c->gap_try.have) {
+        snprintf(what, sizeof what, "'%s': the sync step's time outside every op record (idle_ms %.4g ms) over "
+                 "its ops (ops_per_step %.4g), the host's time between ops", c->step_command, c->gap_idle_ms,
+                 c->gap_ops);
+        put(o, o->sim, o->sim_sources, "op_overhead_s", "sim.op_overhead_s", json_real(c->gap_s), what, -1, -1);
     }
     /* Each element-wise kernel's own efficiency over that bandwidth. */
     if (c->kern_try.have) {
@@ -295,6 +307,10 @@ static json_t *calibration_json(const zb_calib *c) {
                                                      zb_json_real_or_null(k->fit.max_residual_pct)));
     }
     json_object_set_new(extra, "kernels", kern);
+    json_object_set_new(extra, "op_gap", c->gap_try.have
+        ? json_pack("{s:s, s:f, s:f, s:f}", "command", c->step_command, "idle_ms", c->gap_idle_ms, "ops_per_step",
+                    c->gap_ops, "op_overhead_s", c->gap_s)
+        : json_pack("{s:s}", "not_fitted", c->gap_try.why_not[0] ? c->gap_try.why_not : "one rank: no step run"));
     const char *skey[2] = {"compute_beside_comm", "comm_beside_compute"};
     for (int k = 0; k < 2; k++) {
         json_object_set_new(extra, skey[k], c->slow_try[k].have

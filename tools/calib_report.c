@@ -45,6 +45,12 @@ void zb_calib_print_summary(const zb_calib *c, const char *out, const char *miss
     } else {
         printf("# attention: not fitted (%s)\n", c->attn_try.why_not);
     }
+    if (c->gap_try.have) {
+        printf("# per-op overhead in the step: %.3g us (the sync step's %.4g ms outside every op over its %.4g ops: "
+               "the sim's op_overhead_s)\n", c->gap_s * 1e6, c->gap_idle_ms, c->gap_ops);
+    } else if (c->gap_try.why_not[0]) {
+        printf("# per-op overhead in the step: not measured (%s)\n", c->gap_try.why_not);
+    }
     const char *sname[2] = {"compute beside comm", "comm beside compute"};
     for (int k = 0; k < 2; k++) {
         if (c->slow_try[k].have) {

@@ -3,8 +3,8 @@
 # h100_sxm as the base, and 1 rank on cpu's): the profile it writes loads
 # with the profile loader (zerobench plan --hw FILE) and carries its sources
 # ("calibrated on HOST at DATE from ..."), a GEMM efficiency table in (0, 1]
-# by increasing size from 0, the element-wise bandwidth and per-op
-# overhead, each element-wise kernel's own efficiency, the fitted links (pooled and per collective) with their
+# by increasing size from 0, the element-wise bandwidth, the per-op
+# overhead (the step's idle time over its ops), each element-wise kernel's own efficiency, the fitted links (pooled and per collective) with their
 # residuals, and a marker per parameter: what the 2-rank run could not fit
 # (the inter-node link) is the base's, marked from_base with a source
 # naming it; the sim step then runs on the profile alone (structure, not
@@ -91,9 +91,9 @@ for name, links in (("two", True), ("one", False)):
                   f"{name}: {op} at twice the batch {pts}")
             if not k["clamped"]:
                 # the stated residuals are those of the model it fitted: overhead + bytes / (hbm x eff), the
-                # overhead none over the calls' device records (traced children), else the per-op overhead
+                # overhead none over the calls' device records (traced children), else the element-wise intercept
                 over = kern["fit_overhead_s"]
-                check(over == (0 if kern["device_times"] else sim["op_overhead_s"]), f"{name}: kernel fit overhead")
+                check(over == (0 if kern["device_times"] else mem["overhead_s"]), f"{name}: kernel fit overhead")
                 res = [100 * (over + q["bytes"] / (p["hbm_bytes_per_s"] * e) - q["time_s"]) / q["time_s"] for q in pts]
                 check(abs(max(abs(x) for x in res) - k["max_residual_pct"]) <= 1e-6 * max(1, k["max_residual_pct"]),
                       f"{name}: {op} residual {res} against {k['max_residual_pct']}")
@@ -102,6 +102,16 @@ for name, links in (("two", True), ("one", False)):
         check("not_fitted" in kern, f"{name}: kernels not fitted without the element-wise fit")
     pooled = cal["collectives"]["pooled"]["intra_node"]
     out = open(f"{tmp}/{name}.out").read()
+    gap = cal["op_gap"]
+    if links:
+        # the per-op overhead is the sync step's idle time over its ops (the step run's own figures)
+        check("not_fitted" not in gap and gap["ops_per_step"] >= 50 and gap["idle_ms"] >= 0, f"{name}: op gap {gap}")
+        check(abs(sim["op_overhead_s"] - gap["idle_ms"] * 1e-3 / gap["ops_per_step"]) <= 1e-12,
+              f"{name}: op_overhead_s is the step's gap {gap}")
+        check("idle_ms" in sim["sources"]["op_overhead_s"] and "per-op overhead in the step" in out,
+              f"{name}: op gap source and printout")
+    else:
+        check("not_fitted" in gap, f"{name}: one rank: no step run, no op gap {gap}")
     if links:
         # A loaded machine can make a sweep unfittable (times not growing with size): then it is said,
         # and the base profile's link stays. Either way the record and the profile agree.

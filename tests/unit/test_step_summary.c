@@ -41,6 +41,8 @@ int main(void) {
             v[r][s][ZB_SF_COMM_MS] = 2.0;
             v[r][s][ZB_SF_EXP_WAIT_MS] = 0.25 * r;
             v[r][s][ZB_SF_EXP_XFER_MS] = 1.0 + 0.75 * r;
+            v[r][s][ZB_SF_IDLE_MS] = 0.5 + 0.1 * s; /* 0.5 .. 0.8 */
+            v[r][s][ZB_SF_OPS] = r == 2 ? 101 : 100;
         }
     }
     /* Rank 2 did not trace step 3: its trace figures there are not measured. */
@@ -66,6 +68,8 @@ int main(void) {
     ZB_CHECK_MSG(near(sum.overlap_pct, 21) && near(sum.overlap_min_pct, 10), "overlap %g min %g", sum.overlap_pct,
                  sum.overlap_min_pct);
     ZB_CHECK(near(sum.exposed_ms, 2) && near(sum.compute_ms, 5) && near(sum.comm_ms, 2));
+    /* idle time and ops: medians over every step and rank */
+    ZB_CHECK_MSG(near(sum.idle_ms, 0.65) && near(sum.ops, 100), "idle %g ops %g", sum.idle_ms, sum.ops);
     /* per rank: rank 1's step times 11..14 (median 12.5); rank 2's overlap 30..32 (31) */
     ZB_CHECK(near(pr[1].step_ms, 12.5) && near(pr[2].overlap_pct, 31) && near(pr[0].overlap_pct, 11.5));
     ZB_CHECK(near(sum.overlap_worst_pct, 11.5) && near(sum.exposed_worst_ms, 3));
