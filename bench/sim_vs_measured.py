@@ -74,6 +74,43 @@ def compared(pred, meas, key):
     return f"{pred / meas:.2f}" if meas > 0 else "n/a"
 
 
+# A gap of the compute stream this long is a wait (for a gather, a
+# stream, the host), not the hand-off between two ops (about 1-5 us here).
+IDLE_GAP_US = 10.0
+
+
+def comm_starts(path):
+    """Where prefetch's collectives began in a Chrome trace, per rank
+    against its own compute stream: (begun while compute ran, all, stalls).
+    A collective began while compute ran when its start lies inside a
+    compute op or in a gap between two shorter than IDLE_GAP_US. A stall is
+    a collective begun in a longer wait of the compute stream that compute
+    resumed before it ended (so compute did not wait for it): the time from
+    its start to compute's next op, the core its thread held."""
+    events = json.load(open(path))["traceEvents"]
+    steps = [(e["pid"], e["ts"], e["ts"] + e["dur"]) for e in events
+             if e.get("ph") == "X" and e.get("args", {}).get("mode") == "prefetch" and "phase" in e["args"]]
+    compute, comm = {}, []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        if e.get("cat") == "compute":
+            compute.setdefault(e["pid"], []).append((e["ts"], e["ts"] + e["dur"]))
+        elif e.get("cat") == "comm" and any(p == e["pid"] and a <= e["ts"] < b for p, a, b in steps):
+            comm.append((e["pid"], e["ts"], e["ts"] + e["dur"]))
+    begun, stalls = 0, []
+    for pid, t, end in comm:
+        ops = compute.get(pid, [])
+        ends = [y for x, y in ops if x <= t]  # of the compute ops begun by t
+        later = [x for x, y in ops if x > t]
+        last_end, next_start = (max(ends) if ends else None), (min(later) if later else None)
+        if last_end is not None and (last_end > t or (next_start is not None and next_start - last_end < IDLE_GAP_US)):
+            begun += 1
+        elif next_start is not None and next_start < end:
+            stalls.append(next_start - t)
+    return begun, len(comm), stalls
+
+
 def case_name(case):
     name, nodes, gpn = case
     return f"{name} x{gpn}" if nodes == 1 else f"{name} {nodes}x{gpn}"
@@ -103,11 +140,11 @@ def main():
         """cmd as the case runs it: on node 0 of the box across nodes, else here."""
         return box + ["exec", "0", "--"] + cmd if case[1] > 1 else cmd
 
-    def real(case, out):
+    def real(case, out, trace=None):
         name, nodes, gpn = case
         steps = a.box_steps if nodes > 1 else a.steps
         step = [zb, "step", "--model", models[name], "--mode", "both", "--steps", str(steps), "--warmup", "2",
-                "--json", out]
+                "--json", out] + (["--trace", trace] if trace else [])
         if nodes > 1:
             cmd = step + ["--nodes", str(nodes), "--gpus-per-node", str(gpn)]
         else:
@@ -124,7 +161,8 @@ def main():
             run(on_nodes(case, [zb, "calibrate", "-o", path, "--nodes", str(nodes), "--gpus-per-node", str(gpn),
                                 "--model", models[name]]), "calibrate")
             cal[case] = path
-            paired[case] = real(case, os.path.join(tmp, f"paired_{tag}.json"))
+            paired[case] = real(case, os.path.join(tmp, f"paired_{tag}.json"),
+                                os.path.join(tmp, f"paired_{tag}_trace.json"))
         measured = {c: [] for c in cases}
         for i in range(a.runs):  # cases alternated, so a slow spell of the machine hits each alike
             for case in cases:
@@ -140,11 +178,15 @@ def main():
           f"overlap within 10 points")
     print(f"# {'case':16s} {'mode':9s} {'figure':18s} {'measured':>26s} {'predicted':>10s} {'pred/meas':>10s} "
           f"{'pred/paired':>12s}")
+    begun = {}
     for case in cases:
         name, nodes, gpn = case
-        out = os.path.join(tmp, f"sim_{name}_{nodes}x{gpn}.json")
+        tag = f"{name}_{nodes}x{gpn}"
+        out = os.path.join(tmp, f"sim_{tag}.json")
         run([zb, "step", "--backend", "sim", "--hw", cal[case], "--nodes", str(nodes), "--gpus-per-node", str(gpn),
-             "--model", models[name], "--mode", "both", "--steps", "3", "--warmup", "1", "--json", out], "sim")
+             "--model", models[name], "--mode", "both", "--steps", "3", "--warmup", "1", "--json", out,
+             "--trace", os.path.join(tmp, f"sim_{tag}_trace.json")], "sim")
+        begun[case] = [comm_starts(os.path.join(tmp, f"{kind}_{tag}_trace.json")) for kind in ("paired", "sim")]
         pred = figures(out)
         for mode in ("sync", "prefetch"):
             for key, label in FIGURES:
@@ -157,6 +199,19 @@ def main():
                 ratio, by_pair = compared(p, med, key), compared(p, paired[case][mode].get(key), key)
                 print(f"  {case_name(case):16s} {mode:9s} {label:18s} {meas:>26s} {p:10.3f} {ratio:>10s} "
                       f"{by_pair:>12s}")
+    print(f"# where prefetch's collectives began (the traces of the run right after calibration and of the "
+          f"sim): the share begun while the rank's compute ran (not in a wait of its compute stream of "
+          f"{IDLE_GAP_US:g} us or more); and of those begun in such a wait that compute resumed before they "
+          f"ended, the median time compute took to resume: the core the collective's thread held")
+    print(f"# {'case':16s} {'begun beside compute':>44s} {'compute resumed after (ms)':>40s}")
+    print(f"# {'':16s} {'measured':>22s}{'predicted':>22s} {'measured':>20s}{'predicted':>20s}")
+    for case in cases:
+        cells = []
+        for k, n, _ in begun[case]:
+            cells.append(f"{100 * k / n:.0f} % ({k} of {n})" if n else "n/a")
+        for _, _, st in begun[case]:
+            cells.append(f"{statistics.median(st) / 1e3:.3f} ({len(st)})" if st else "none")
+        print(f"  {case_name(case):16s} {cells[0]:>22s}{cells[1]:>22s} {cells[2]:>20s}{cells[3]:>20s}")
     if not a.keep:
         subprocess.run(["rm", "-rf", tmp])
 
