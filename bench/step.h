@@ -53,6 +53,7 @@ typedef struct zb_step_stats {
     double overlap_pct, overlap_min_pct;      /* NaN when no comm was traced */
     double exposed_comm_ms, compute_ms, comm_ms;
     double idle_ms, ops_per_step; /* the step's time outside every op (host time between ops), its ops */
+    double comm_hold_ms;          /* the compute a collective's start held, a collective (comm_hold.h) */
     double hidden_pct, compute_slowdown_pct;  /* prefetch vs sync; NaN otherwise */
     size_t peak_bytes, peak_tag_bytes[ZB_MEM_TAG_COUNT];
     double mem_per_rank_bytes; /* what a rank may use (zb_step_memory_per_rank): fits when peak_bytes <= it */

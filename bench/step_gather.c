@@ -110,6 +110,7 @@ static zb_status take_schedule(const zb_bench_ctx *ctx, const zb_step_plan *plan
     out->comm_ms = sum.comm_ms;
     out->idle_ms = sum.idle_ms;
     out->ops_per_step = sum.ops;
+    out->comm_hold_ms = sum.hold_ms;
     keep_samples(rec, col, out);
     double t = out->step_ms / 1e3;
     int world = ctx->world_ranks;

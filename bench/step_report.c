@@ -132,6 +132,7 @@ static int time_fields(zb_field *f, const zb_step_plan *plan, const zb_step_stat
     f[n++] = metric("comm_ms", "comm", "ms", 3, r->comm_ms);
     f[n++] = metric("idle_ms", NULL, NULL, 0, r->idle_ms); /* JSON only: host time between ops */
     f[n++] = metric("ops_per_step", NULL, NULL, 0, r->ops_per_step);
+    f[n++] = metric("comm_hold_ms", NULL, NULL, 0, r->comm_hold_ms); /* JSON only: compute held at a collective's start */
     f[n++] = metric("hidden_pct", "hidden", "%", 1, r->hidden_pct);
     f[n] = metric("compute_slowdown_pct", "slowdown", "%", 1, r->compute_slowdown_pct);
     f[n++].sign = true;

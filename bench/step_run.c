@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_hold.h"
 #include "mpi_wait.h"
 #include "step.h"
 #include "step_gather.h"
@@ -33,16 +34,18 @@ typedef struct per_step {
 /* Trace metrics of one step on this rank; NaN when the device's trace is
  * not recorded (a GPU without CUPTI): reported as not measured, never 0. */
 static zb_status measure_trace(zb_bench_ctx *ctx, size_t first_record, const zb_step_result *r,
-                               zb_overlap *ov) {
+                               zb_overlap *ov, zb_comm_hold *hold) {
     zb_trace *t = ctx->dev->cfg.trace;
     if (!zb_backends_traced(&ctx->backends)) {
         memset(ov, 0, sizeof *ov);
         ov->overlap_pct = NAN;
         ov->comm_ns = ov->compute_ns = ov->exposed_comm_ns = -1;
+        hold->mean_hold_ns = NAN;
         return ZB_OK;
     }
     zb_backends_flush_trace(&ctx->backends);
     size_t n = t->n_records - first_record;
+    ZB_TRY(zb_comm_hold_compute(t->records + first_record, n, r->start_ns, r->end_ns + 1, hold));
     return zb_overlap_compute(t->records + first_record, n, r->start_ns, r->end_ns + 1, ov);
 }
 
@@ -132,7 +135,8 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
         return ZB_OK;
     }
     zb_overlap ov;
-    ZB_TRY(measure_trace(ctx, first_record, &r, &ov));
+    zb_comm_hold hold;
+    ZB_TRY(measure_trace(ctx, first_record, &r, &ov, &hold));
     double *row = zb_step_block_row(ps->blk, ps->sched, m);
     ZB_TRY(zb_step_wait_measure(ctx, first_record, &r, row));
     if (r.sent_bytes == 0) row[ZB_SF_EXP_WAIT_MS] = row[ZB_SF_EXP_XFER_MS] = NAN; /* nothing to expose */
@@ -154,6 +158,7 @@ static zb_status one_step(zb_bench_ctx *ctx, const zb_step_plan *plan, zb_engine
     /* the step's time outside every op: the host's between them (calibrate spreads it over the ops) */
     row[ZB_SF_IDLE_MS] = measured ? local_ms - (double)ov.busy_ns / 1e6 : NAN;
     row[ZB_SF_OPS] = measured ? (double)(ov.n_comm_records + ov.n_compute_records) : NAN;
+    row[ZB_SF_HOLD_MS] = measured && sent ? hold.mean_hold_ns / 1e6 : NAN;
     out->comm_bytes_per_step = r.sent_bytes;
     return ZB_OK;
 }

@@ -58,6 +58,8 @@ typedef struct zb_calib {
     zb_calib_rate attn[2]; /* forward, backward: rate = peak x efficiency */
     zb_calib_try gap_try; /* the step's host time between ops: its idle time over its ops (sync) */
     double gap_s, gap_idle_ms, gap_ops;
+    zb_calib_try hold_try; /* the hold at a collective's start: prefetch's comm_hold_ms (comm_hold.h) */
+    double hold_s;
     zb_calib_try slow_try[2];
     zb_calib_slowdown slow[2]; /* compute beside comm, comm beside compute */
     zb_calib_coll_fit coll[2][ZB_CALIB_N_COLLS]; /* [placement][allgather, reducescatter, allreduce] */

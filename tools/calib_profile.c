@@ -175,6 +175,16 @@ static void put_compute(calib_out *o) {
             borrow(o, o->sim, o->sim_sources, skey[k], name, json_object_get(o->sim, skey[k]) != NULL);
         }
     }
+    if (c->hold_try.have) {
+        snprintf(what, sizeof what, "'%s': the prefetch step's comm_hold_ms (%.4g ms), the compute a collective's "
+                 "start held back (compute's gap from the collective's start to its next op, where that came "
+                 "before the collective's end), over the collectives compute had work beside; median over steps "
+                 "and ranks", c->step_command, c->hold_s * 1e3);
+        put(o, o->sim, o->sim_sources, "comm_hold_s", "sim.comm_hold_s", json_real(c->hold_s), what, -1, -1);
+    } else {
+        borrow(o, o->sim, o->sim_sources, "comm_hold_s", "sim.comm_hold_s",
+               json_object_get(o->sim, "comm_hold_s") != NULL);
+    }
 }
 
 /* Links: the pooled fit per link class (the barrier's, and any collective
@@ -311,6 +321,10 @@ static json_t *calibration_json(const zb_calib *c) {
         ? json_pack("{s:s, s:f, s:f, s:f}", "command", c->step_command, "idle_ms", c->gap_idle_ms, "ops_per_step",
                     c->gap_ops, "op_overhead_s", c->gap_s)
         : json_pack("{s:s}", "not_fitted", c->gap_try.why_not[0] ? c->gap_try.why_not : "one rank: no step run"));
+    json_object_set_new(extra, "comm_hold", c->hold_try.have
+        ? json_pack("{s:s, s:f}", "command", c->step_command, "comm_hold_s", c->hold_s)
+        : json_pack("{s:s, s:s}", "command", c->step_command, "not_fitted",
+                    c->hold_try.why_not[0] ? c->hold_try.why_not : "one rank: no step run"));
     const char *skey[2] = {"compute_beside_comm", "comm_beside_compute"};
     for (int k = 0; k < 2; k++) {
         json_object_set_new(extra, skey[k], c->slow_try[k].have

@@ -51,6 +51,12 @@ void zb_calib_print_summary(const zb_calib *c, const char *out, const char *miss
     } else if (c->gap_try.why_not[0]) {
         printf("# per-op overhead in the step: not measured (%s)\n", c->gap_try.why_not);
     }
+    if (c->hold_try.have) {
+        printf("# hold at a collective's start: %.3g us (prefetch's compute held back by a collective's start, "
+               "over the collectives compute had work beside: the sim's comm_hold_s)\n", c->hold_s * 1e6);
+    } else if (c->hold_try.why_not[0]) {
+        printf("# hold at a collective's start: not measured (%s)\n", c->hold_try.why_not);
+    }
     const char *sname[2] = {"compute beside comm", "comm beside compute"};
     for (int k = 0; k < 2; k++) {
         if (c->slow_try[k].have) {

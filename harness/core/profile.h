@@ -41,6 +41,12 @@
  *   comm_interference     >= 0 (optional, 0 when absent): a collective
  *                         running beside compute takes (1 +
  *                         comm_interference) times as long
+ *   comm_hold_s           seconds in [0, 1] (optional, 0 when absent): a
+ *                         compute op that would start in a collective's
+ *                         first comm_hold_s (at most the collective's own
+ *                         time) starts when that ends: the core the
+ *                         collective's thread takes from compute where
+ *                         the two share a rank's cores (comm_hold.h)
  *   collectives           (optional) {"allgather"|"reducescatter"|"allreduce":
  *                         {"intra_node"|"inter_node": {"latency_s": s >= 0,
  *                         "bandwidth_bytes_per_s": > 0}}}: that
@@ -110,6 +116,7 @@ enum {
     ZB_SIM_COLLECTIVES = 1u << 13, /* at least one collective's own fit */
     ZB_SIM_KERNEL_EFFICIENCY = 1u << 14, /* at least one kernel's own efficiency */
     ZB_SIM_ELEMENTWISE = 1u << 15,       /* elementwise given */
+    ZB_SIM_COMM_HOLD = 1u << 16,
     /* not sim parameters: the profile's own fields the sim reads, as
      * zb_hw_sim_require checks them (a positive number, not "measure") */
     ZB_SIM_NEEDS_PEAKS = 1u << 8,  /* bf16_flops, fp32_flops */
@@ -132,6 +139,7 @@ typedef struct zb_hw_sim {
     double latency_intra_s, latency_inter_s;
     double interference;
     double comm_interference;
+    double comm_hold_s;
     double op_overhead_s;
     /* collectives: [allgather, reducescatter, allreduce][intra, inter];
      * coll_bw 0: not given (the link's figures apply) */

@@ -157,6 +157,7 @@ static zb_status sources(const char *file, const json_t *sim, unsigned have) {
                   {ZB_SIM_LATENCY_INTRA | ZB_SIM_LATENCY_INTER, "link_latency_s"},
                   {ZB_SIM_INTERFERENCE, "interference"},
                   {ZB_SIM_COMM_INTERFERENCE, "comm_interference"},
+                  {ZB_SIM_COMM_HOLD, "comm_hold_s"},
                   {ZB_SIM_COLLECTIVES, "collectives"},
                   {ZB_SIM_KERNEL_EFFICIENCY, "kernel_efficiency"},
                   {ZB_SIM_ELEMENTWISE, "elementwise"},
@@ -214,6 +215,8 @@ zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *ou
     ZB_TRY(number(file, sim, "comm_interference", 0, false, 10, "a number in [0, 10]", &s.comm_interference,
                   &given));
     if (given) s.have |= ZB_SIM_COMM_INTERFERENCE;
+    ZB_TRY(number(file, sim, "comm_hold_s", 0, false, 1, "seconds in [0, 1]", &s.comm_hold_s, &given));
+    if (given) s.have |= ZB_SIM_COMM_HOLD;
     const json_t *colls = json_object_get(sim, "collectives");
     if (colls) ZB_TRY(collectives(file, colls, &s));
     const json_t *keff = json_object_get(sim, "kernel_efficiency");

@@ -91,7 +91,8 @@ zb_status zb_step_summarize(const zb_step_records *rec, zb_step_summary *out, zb
     } over_all[] = {{ZB_SF_OVERLAP_PCT, &out->overlap_pct},     {ZB_SF_EXPOSED_MS, &out->exposed_ms},
                     {ZB_SF_COMPUTE_MS, &out->compute_ms},       {ZB_SF_COMM_MS, &out->comm_ms},
                     {ZB_SF_EXP_WAIT_MS, &out->exposed_wait_ms}, {ZB_SF_EXP_XFER_MS, &out->exposed_transfer_ms},
-                    {ZB_SF_IDLE_MS, &out->idle_ms},             {ZB_SF_OPS, &out->ops}};
+                    {ZB_SF_IDLE_MS, &out->idle_ms},             {ZB_SF_OPS, &out->ops},
+                    {ZB_SF_HOLD_MS, &out->hold_ms}};
     for (size_t i = 0; i < sizeof over_all / sizeof over_all[0]; i++) {
         zb_step_rec_column(rec, over_all[i].f, col);
         if (over_all[i].f == ZB_SF_OVERLAP_PCT) out->overlap_min_pct = zb_min(col, all);

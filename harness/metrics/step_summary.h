@@ -42,6 +42,7 @@ typedef enum zb_step_field {
     ZB_SF_LAST_PCT,      /* % of the step's collectives this rank reached last */
     ZB_SF_IDLE_MS,       /* its step time when neither stream ran an op: host time between ops */
     ZB_SF_OPS,           /* its compute and comm records in the step */
+    ZB_SF_HOLD_MS,       /* the compute its collectives' starts held, a collective (comm_hold.h) */
     ZB_SF_KINDS          /* then ZB_SK_N fields per collective kind (zb_coll), zb_step_kind_field */
 } zb_step_field;
 
@@ -98,6 +99,7 @@ typedef struct zb_step_summary {
     /* Medians over every step and rank; overlap's minimum too. */
     double overlap_pct, overlap_min_pct, exposed_ms, compute_ms, comm_ms;
     double idle_ms, ops; /* the step's time outside every op, and its ops */
+    double hold_ms;      /* the hold at a collective's start (comm_hold.h) */
     /* Over the ranks' own medians: the lowest overlap, the highest exposed comm. */
     double overlap_worst_pct, exposed_worst_ms;
     /* Waiting vs transfer of the exposed comm, medians over steps and

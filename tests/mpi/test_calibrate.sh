@@ -148,6 +148,15 @@ for name, links in (("two", True), ("one", False)):
             check("not_fitted" in s or (s["factor"] >= 0 and s["pairs"] >= 2), f"{name}: {k} {s}")
         check(params["sim.interference"]["status"] in ("calibrated", "from_base"), f"{name}: interference")
         check(params["sim.comm_interference"]["status"] in ("calibrated", "from_base", "missing"), f"{name}: comm")
+        # the hold at a collective's start: the prefetch step's own comm_hold_ms, or said why not
+        hold = cal["comm_hold"]
+        if "not_fitted" in hold:
+            check("hold at a collective's start: not measured" in out and
+                  params["sim.comm_hold_s"]["status"] in ("from_base", "missing"), f"{name}: hold not fitted {hold}")
+        else:
+            check(0 <= hold["comm_hold_s"] < 1 and sim["comm_hold_s"] == hold["comm_hold_s"] and
+                  params["sim.comm_hold_s"]["status"] == "calibrated" and "comm_hold_ms" in sim["sources"]["comm_hold_s"]
+                  and "hold at a collective's start:" in out, f"{name}: hold {hold}")
     else:
         check(pooled is None and "link_latency_s" not in sim, f"{name}: no link fitted on one rank")
 sim = json.load(open(f"{tmp}/sim.json"))

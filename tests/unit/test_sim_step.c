@@ -11,7 +11,8 @@
  *     both schedules, 4 and 32 virtual ranks;
  *   - the cost formulas, and a profile without a sim parameter refused by
  *     name;
- *   - sim.elementwise "eager": PyTorch eager's bytes and kernels a block. */
+ *   - sim.elementwise "eager": PyTorch eager's bytes and kernels a block;
+ *   - comm_hold_s: compute held at a collective's start. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -296,6 +297,50 @@ static void test_comm_stretch(void) {
     }
 }
 
+/* comm_hold_s h on the device itself, exact: a 100 us collective begun at
+ * 0 on the comm stream holds compute issued after it: with h = 30 us two
+ * 40 us compute ops run over [30, 70) and [70, 110); with h = 300 us (more
+ * than the collective) the first waits for the collective's end, [100,
+ * 140); without a hold it starts at 0. A compute op issued before the
+ * collective is not held. */
+static void test_comm_hold(void) {
+    const double holds[3] = {0, 30e-6, 300e-6};
+    const int64_t want[3] = {0, 30000, 100000};
+    for (int k = 0; k < 3; k++) {
+        zb_hw_profile hw = profile(1e11, 1e10, 1e11, 0.0);
+        hw.sim.comm_hold_s = holds[k];
+        zb_trace t;
+        ZB_CHECK_OK(zb_trace_init(&t, 0, true));
+        zb_device_config dc = {0, 0, 1, 30.0, &t, &hw};
+        zb_device *dev = NULL;
+        zb_stream *cs = NULL, *ms = NULL, *other = NULL;
+        ZB_CHECK_OK(zb_device_sim_create(&dc, &dev));
+        if (!dev) return;
+        ZB_CHECK_OK(dev->ops->stream_create(dev, "compute", &cs));
+        ZB_CHECK_OK(dev->ops->stream_create(dev, "comm", &ms));
+        ZB_CHECK_OK(dev->ops->stream_create(dev, "other", &other));
+        zb_op_info coll = {ZB_OP_COMM, "allgather", -1, 0, 0}, comp = {ZB_OP_COMPUTE, "compute", -1, 0, 0};
+        ZB_CHECK_OK(zb_sim_issue(other, &comp, 40e-6)); /* issued before the collective: runs from 0 */
+        ZB_CHECK_OK(zb_sim_issue(ms, &coll, 100e-6));
+        ZB_CHECK_OK(zb_sim_issue(cs, &comp, 40e-6));
+        ZB_CHECK_OK(zb_sim_issue(cs, &comp, 40e-6));
+        ZB_CHECK_OK(dev->ops->stream_sync(ms));
+        ZB_CHECK_OK(dev->ops->stream_sync(cs));
+        ZB_CHECK_OK(dev->ops->stream_sync(other));
+        /* records: compute (other), collective, compute, compute */
+        ZB_CHECK_MSG(t.n_records == 4 && t.records[0].start_ns == 0 && t.records[1].start_ns == 0 &&
+                     t.records[2].start_ns == want[k] && t.records[3].start_ns == want[k] + 40000,
+                     "comm_hold_s %g: compute from %lld then %lld (want %lld), the first from %lld", holds[k],
+                     (long long)t.records[2].start_ns, (long long)t.records[3].start_ns, (long long)want[k],
+                     (long long)t.records[0].start_ns);
+        dev->ops->stream_destroy(cs);
+        dev->ops->stream_destroy(ms);
+        dev->ops->stream_destroy(other);
+        zb_dev_destroy(dev);
+        zb_trace_destroy(&t);
+    }
+}
+
 /* In the step: comm grows by f / (1 + f) of the time it overlapped compute
  * (the engine issues a gather before the compute beside it: before this
  * mechanism, comm_interference changed nothing there). */
@@ -477,6 +522,10 @@ static void test_profile_sim(void) {
         {", \"sim\": {\"kernel_efficiency\": [0.5], \"sources\": {\"kernel_efficiency\": \"x\"}}",
          "sim.kernel_efficiency"},
         {", \"sim\": {\"elementwise\": \"eager\", \"sources\": {\"elementwise\": \"x\"}}", NULL},
+        {", \"sim\": {\"comm_hold_s\": 0.001, \"sources\": {\"comm_hold_s\": \"x\"}}", NULL},
+        {", \"sim\": {\"comm_hold_s\": -1e-6, \"sources\": {\"comm_hold_s\": \"x\"}}", "sim.comm_hold_s"},
+        {", \"sim\": {\"comm_hold_s\": 2, \"sources\": {\"comm_hold_s\": \"x\"}}", "sim.comm_hold_s"},
+        {", \"sim\": {\"comm_hold_s\": 0.001}", "sim.sources"},
         {", \"sim\": {\"elementwise\": \"fused\", \"sources\": {\"elementwise\": \"x\"}}", NULL},
         {", \"sim\": {\"elementwise\": \"eager\", \"sources\": {\"mem_efficiency\": \"x\"}}",
          "sim.sources.elementwise"},
@@ -511,6 +560,7 @@ int main(void) {
     test_interference();
     test_comm_stretch();
     test_comm_interference();
+    test_comm_hold();
     test_memory_ledger();
     return zb_test_finish("test_sim_step");
 }

@@ -188,6 +188,23 @@ static void stretch_comm(sim_device *d, int64_t cs, int64_t ce, double f) {
     }
 }
 
+/* The hold at a collective's start (comm_hold_s, comm_hold.h): where a
+ * rank's compute and comm share its cores, the collective's thread takes
+ * the core when it begins and compute resumes only when it lets it go. A
+ * compute op that would start in an open collective's first comm_hold_s
+ * (at most the collective's own span) starts when that ends. */
+static int64_t held_start(const sim_device *d, int64_t start) {
+    int64_t hold = to_ns(d->hw.sim.comm_hold_s);
+    if (hold <= 0) return start;
+    for (size_t i = 0; i < d->n_open; i++) {
+        const sim_open *m = &d->open[i];
+        if (m->ev || m->kind != ZB_OP_COMM) continue;
+        int64_t h = m->end_ns - m->start_ns < hold ? m->end_ns - m->start_ns : hold;
+        if (m->start_ns <= start && start < m->start_ns + h) start = m->start_ns + h;
+    }
+    return start;
+}
+
 zb_status zb_sim_issue(zb_stream *zs, const zb_op_info *info, double seconds) {
     sim_stream *s = (sim_stream *)zs;
     sim_device *d = (sim_device *)zs->dev;
@@ -198,6 +215,7 @@ zb_status zb_sim_issue(zb_stream *zs, const zb_op_info *info, double seconds) {
     if (work < 0) work = 0;
     int64_t end = start + work;
     if (info->kind == ZB_OP_COMPUTE) {
+        start = held_start(d, start);
         sim_interval *comm = NULL;
         size_t n_comm = 0;
         ZB_TRY(open_comm(d, &comm, &n_comm));
