@@ -60,10 +60,11 @@ SOURCES = {
                "H100 96GB HBM2e at the default 500 W power limit, 400 Gb/s RDMA per GPU",
 }
 
-# Fabrics the sources state or imply, as per-GPU NIC bandwidth (bytes/s).
-IBM_FABRIC_NOTE = ("the blog gives {g} Gb/s interconnect without saying per node or per GPU; per node, FSDP's "
-                   "parameter and gradient traffic alone (about 6 bytes per parameter per GPU per step) would "
-                   "take longer than the measured step, so per GPU is taken")
+# Fabrics the sources state or imply: the NIC bandwidth (bytes/s) and, where
+# the profile's eight NICs per node (one per GPU) do not hold, how many.
+IBM_FABRIC_NOTE = ("the blog gives {g} Gb/s interconnect without saying per node or per GPU; per node is taken "
+                   "(the lower reading: a ring over nodes then has {g} Gb/s per rank, where per GPU it would have "
+                   "eight NICs' worth)")
 A100_FABRIC_NOTE = ("fabric not stated by the source: DGX A100's 8 x 200 Gb/s HDR InfiniBand, one per GPU, "
                     "assumed (the a100_sxm profile's figure)")
 TT_H100 = {  # the Grand Teton H100 the torchtitan runs used
@@ -79,27 +80,27 @@ TT_H100 = {  # the Grand Teton H100 the torchtitan runs used
 PUBLISHED = [
     dict(source="IBM", model="Llama 2 7B", hw="a100_sxm", gpus=128, batch=2, seq=4096, recompute="none",
          framework="FSDP (HSDP), no compile", tps=3700, mfu=57, mem=None,
-         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400))},
+         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=400))},
          unmodelled="hybrid sharding (HSDP: sharded in a node, replicated across nodes; scripts/7b.sh)"),
     dict(source="IBM", model="Llama 2 34B", hw="a100_sxm", gpus=128, batch=2, seq=4096, recompute="full",
          framework="FSDP, no compile", tps=700, mfu=47, mem=None,
-         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400))}, unmodelled=""),
+         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=400))}, unmodelled=""),
     dict(source="IBM", model="Llama 2 70B", hw="a100_sxm", gpus=128, batch=2, seq=4096, recompute="full",
          framework="FSDP, no compile", tps=370, mfu=50, mem=None,
-         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400))}, unmodelled=""),
+         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=400))}, unmodelled=""),
     dict(source="IBM", model="Llama 2 7B", hw="h100_sxm", gpus=96, batch=2, seq=4096, recompute="none",
          framework="FSDP (HSDP), no compile", tps=7500, mfu=37, mem=None,
-         fabric={"nic_bytes_per_s": (100e9, IBM_FABRIC_NOTE.format(g=800))},
+         fabric={"nic_bytes_per_s": (100e9, IBM_FABRIC_NOTE.format(g=800)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=800))},
          unmodelled="hybrid sharding (HSDP; scripts/7b.sh)"),
     dict(source="IBM", model="Llama 2 34B", hw="h100_sxm", gpus=96, batch=2, seq=4096, recompute="full",
          framework="FSDP, no compile", tps=1550, mfu=32, mem=None,
-         fabric={"nic_bytes_per_s": (100e9, IBM_FABRIC_NOTE.format(g=800))}, unmodelled=""),
+         fabric={"nic_bytes_per_s": (100e9, IBM_FABRIC_NOTE.format(g=800)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=800))}, unmodelled=""),
     dict(source="IBM", model="Llama 2 70B", hw="h100_sxm", gpus=96, batch=2, seq=4096, recompute="full",
          framework="FSDP, no compile", tps=800, mfu=34, mem=None,
-         fabric={"nic_bytes_per_s": (100e9, IBM_FABRIC_NOTE.format(g=800))}, unmodelled=""),
+         fabric={"nic_bytes_per_s": (100e9, IBM_FABRIC_NOTE.format(g=800)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=800))}, unmodelled=""),
     dict(source="IBM", model="Llama 2 13B", hw="a100_sxm", gpus=128, batch=2, seq=4096, recompute="selective",
          framework="FSDP (HSDP), no compile", tps=1800, mfu=51, mem=None,
-         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400))},
+         fabric={"nic_bytes_per_s": (50e9, IBM_FABRIC_NOTE.format(g=400)), "nics_per_node": (1, IBM_FABRIC_NOTE.format(g=400))},
          unmodelled="selective recomputation (every n-th block), hybrid sharding"),
     dict(source="TT-A100", model="Llama 2 13B", hw="a100_sxm", gpus=64, batch=2, seq=4096, recompute="none",
          framework="FSDP2, no compile", tps=2162, mfu=61.1, mem=None, fabric={"nic_bytes_per_s": (25e9, A100_FABRIC_NOTE)},
@@ -215,7 +216,7 @@ def table(zb):
                     fused_errors.append(100.0 * (f_tps - row["tps"]) / row["tps"])
             mem_meas = f"{row['mem']}" if row["mem"] is not None else "not published"
             notes = [row["unmodelled"]] if row["unmodelled"] else []
-            notes += [footnote(footnotes, why) for _, why in row["fabric"].values()]
+            notes += list(dict.fromkeys(footnote(footnotes, why) for _, why in row["fabric"].values()))
             lines.append(f"| {i} | {row['source']} | {row['model']} | {row['gpus']} x {row['hw']} "
                          f"| {row['batch']} x {row['seq']} | {row['recompute']} | {row['framework']} | {meas} "
                          f"| {pred} | {err} | {err_fused} | {exposed} | {mem_meas} / {mem_pred} "

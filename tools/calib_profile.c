@@ -209,6 +209,14 @@ static void put_links(calib_out *o) {
                      pl == ZB_CALIB_INTRA ? "inside one node" : "across nodes", f->fit.rms_residual_pct);
             put(o, o->prof, o->sources, bw_key[pl], bw_key[pl], json_real(f->fit.bandwidth_bytes_per_s), what,
                 f->fit.rms_residual_pct, f->fit.max_residual_pct);
+            if (pl == ZB_CALIB_INTER) {
+                /* The fit is the bus bandwidth a rank measured across nodes, its
+                 * node's NICs included: the sim must not multiply it by them. */
+                json_object_set_new(o->prof, "nics_per_node", json_integer(1));
+                json_object_set_new(o->sources, "nics_per_node",
+                                    json_string("calibrated: nic_bytes_per_s is the bus bandwidth measured "
+                                                "across nodes, all of a node's NICs together, so counted as one"));
+            }
             json_object_set_new(lat, lat_key[pl], json_real(f->fit.latency_s));
             mark(o, name, "calibrated", f->fit.rms_residual_pct, f->fit.max_residual_pct);
             calibrated_text(o, what, text, sizeof text);

@@ -102,10 +102,11 @@ static void put_ref(FILE *f, bool first, const char *xcol, const char *label, do
     }
 }
 
-/* The link a collective over `nodes` nodes is bounded by, from the run's
- * hardware profile (meta.config.hw): NVLink within a node, the NIC across
- * nodes. Returns its GB/s, 0 with *why set when there is none. */
-static double link_gbps(const zb_plot_input *f, int nodes, char *label, size_t n, char *why, size_t why_n) {
+/* The link a collective over `nodes` nodes of `per_node` ranks is bounded
+ * by, from the run's hardware profile (meta.config.hw): NVLink within a
+ * node, the node's NICs across nodes (zb_hw_inter_node_bw). Returns its
+ * GB/s, 0 with *why set when there is none. */
+static double link_gbps(const zb_plot_input *f, int nodes, int per_node, char *label, size_t n, char *why, size_t why_n) {
     const json_t *config = json_object_get(json_object_get(f->doc, "meta"), "config");
     const char *hw = zb_plot_str(config, "hw");
     if (!hw[0]) {
@@ -117,12 +118,23 @@ static double link_gbps(const zb_plot_input *f, int nodes, char *label, size_t n
         snprintf(why, why_n, "hardware profile '%.64s' does not load here", hw);
         return 0;
     }
-    double bw = nodes > 1 ? p.nic_bytes_per_s : p.nvlink_bytes_per_s;
+    int rails = per_node < p.nics_per_node ? per_node : p.nics_per_node;
+    if (rails < 1) rails = 1;
+    double bw = nodes > 1 ? zb_hw_inter_node_bw(&p, per_node) : p.nvlink_bytes_per_s;
+    if (nodes > 1 && per_node > 1 && p.nvlink_bytes_per_s > 0 && p.nvlink_bytes_per_s < bw) {
+        bw = p.nvlink_bytes_per_s; /* the node's NICs are fed over NVLink */
+        rails = 0;
+    }
     if (bw <= 0) {
         snprintf(why, why_n, "profile '%.64s' gives no %s bandwidth", hw, nodes > 1 ? "NIC" : "NVLink");
         return 0;
     }
-    snprintf(label, n, "%s %s %.0f GB/s", p.name, nodes > 1 ? "NIC" : "NVLink", bw / 1e9);
+    if (nodes > 1 && rails == 0)
+        snprintf(label, n, "%s NVLink %.0f GB/s", p.name, bw / 1e9);
+    else if (nodes > 1 && rails > 1)
+        snprintf(label, n, "%s %d NICs %.0f GB/s", p.name, rails, bw / 1e9);
+    else
+        snprintf(label, n, "%s %s %.0f GB/s", p.name, nodes > 1 ? "NIC" : "NVLink", bw / 1e9);
     return bw / 1e9;
 }
 
@@ -195,17 +207,19 @@ bool zb_plot_build_busbw(const zb_plot_inputs *in, zb_plot_out *out) {
         for (int k = 0; k < set.s[i].n; k++) top = fmax(top, set.s[i].p[k].y);
     }
     for (int i = 0; i < in->n && n_refs < 4; i++) {
-        int nodes = 0;
+        int nodes = 0, per_node = 1;
         bool any = false;
         for (size_t j = 0; j < zb_plot_n_runs(&in->files[i]); j++) {
             const json_t *r = zb_plot_run(&in->files[i], j);
             if (!is_collective(zb_plot_str(r, "bench"))) continue;
             any = true;
-            if (zb_plot_int(r, "nodes", -1) > nodes) nodes = zb_plot_int(r, "nodes", -1);
+            int run_nodes = zb_plot_int(r, "nodes", -1), run_ranks = zb_plot_int(r, "ranks", -1);
+            if (run_nodes > nodes) nodes = run_nodes;
+            if (run_nodes > 0 && run_ranks / run_nodes > per_node) per_node = run_ranks / run_nodes;
         }
         if (!any) continue;
         char label[160];
-        double gbps = link_gbps(&in->files[i], nodes, label, sizeof label, why, sizeof why);
+        double gbps = link_gbps(&in->files[i], nodes, per_node, label, sizeof label, why, sizeof why);
         bool seen = false;
         for (int k = 0; k < n_refs; k++) seen |= !strcmp(refs[k], label);
         if (gbps <= 0 || seen) continue;

@@ -220,6 +220,12 @@ static zb_status zb_hw_sources(const zb_field_ctx *top) {
         if (!json_is_string(v) || json_string_length(v) == 0)
             return zb_field_error(&c, key, "a non-empty string naming the source", v);
     }
+    if (json_object_get(top->obj, "nics_per_node") != NULL) {
+        const json_t *v;
+        ZB_TRY(zb_field_get(&c, "nics_per_node", &v));
+        if (!json_is_string(v) || json_string_length(v) == 0)
+            return zb_field_error(&c, "nics_per_node", "a non-empty string naming the source", v);
+    }
     return ZB_OK;
 }
 
@@ -230,8 +236,17 @@ static zb_status zb_hw_fill(const json_t *root, const char *file, zb_hw_profile 
     for (size_t i = 0; i < ZB_HW_N_NUMBERS; i++)
         ZB_TRY(zb_hw_number(&c, &zb_hw_numbers[i], hw->is_cpu, hw));
     ZB_TRY(zb_field_pos_int(&c, "gpus_per_node", &hw->gpus_per_node));
+    hw->nics_per_node = 1;
+    if (json_object_get(root, "nics_per_node") != NULL)
+        ZB_TRY(zb_field_pos_int(&c, "nics_per_node", &hw->nics_per_node));
     ZB_TRY(zb_hw_sources(&c));
     return zb_hw_sim_parse(root, file, &hw->sim);
+}
+
+double zb_hw_inter_node_bw(const zb_hw_profile *hw, int gpus_per_node) {
+    int rails = hw->nics_per_node < gpus_per_node ? hw->nics_per_node : gpus_per_node;
+    if (rails < 1) rails = 1;
+    return hw->nic_bytes_per_s * rails;
 }
 
 zb_status zb_hw_profile_parse(const char *json_text, size_t len, const char *filename,

@@ -11,8 +11,11 @@
  * Hardware profile fields (units in the names, GB = 1e9):
  *   name (string), kind ("cpu" | "gpu"), bf16_flops, fp32_flops (dense
  *   FLOP/s), mem_bytes, hbm_bytes_per_s, nvlink_bytes_per_s (one way, per
- *   GPU), nic_bytes_per_s (per GPU), gpus_per_node (integer), sources (an
- *   object with a non-empty string for each of the seven numeric fields).
+ *   GPU), nic_bytes_per_s (per NIC), gpus_per_node (integer), optionally
+ *   nics_per_node (integer, default 1: the NICs a node's ranks reach the
+ *   other nodes through, each at nic_bytes_per_s), sources (an object with a
+ *   non-empty string for each of the seven numeric fields, and for
+ *   nics_per_node when given).
  *   bf16_flops, fp32_flops and mem_bytes may be the string "measure" when
  *   kind is "cpu": the value is then 0 and the matching *_measure flag set.
  *   The link bandwidths may be 0 (not applicable / not modelled).
@@ -156,8 +159,9 @@ typedef struct zb_hw_profile {
     double mem_bytes;          /* device memory; 0 when mem_bytes_measure */
     double hbm_bytes_per_s;    /* 0: not applicable */
     double nvlink_bytes_per_s; /* one way, per GPU; 0: none */
-    double nic_bytes_per_s;    /* per GPU; 0: none */
+    double nic_bytes_per_s;    /* per NIC; 0: none */
     int gpus_per_node;
+    int nics_per_node; /* NICs per node, each nic_bytes_per_s; 1 when not given */
     bool bf16_flops_measure; /* "measure": the harness measures it */
     bool fp32_flops_measure;
     bool mem_bytes_measure;
@@ -182,6 +186,17 @@ zb_status zb_profile_dir(char *out, size_t n);
  * A missing file fails with a message listing the available names. */
 zb_status zb_hw_profile_load(const char *name_or_path, zb_hw_profile *out);
 zb_status zb_model_profile_load(const char *name_or_path, zb_model_profile *out);
+
+/* The bus bandwidth a rank's ring gets across nodes from the profile's
+ * NICs: nic_bytes_per_s x min(nics_per_node, gpus_per_node). NCCL runs one
+ * ring per channel, each entering and leaving a node through its own NIC
+ * (its rails), so a node with k NICs under k ranks carries k rings' shares
+ * at once and each rank's bus bandwidth is the k NICs' sum; NVLink inside
+ * the node must carry it (the sim takes the smaller). Sources:
+ * NVIDIA/nccl#412 (NCCL aggregates a node's NICs over NVLink), #1229
+ * (ring reduce-scatter across 4 to 128 H100 nodes: 360 down to 260 GB/s
+ * busbw, 5-7x one 400 Gb/s NIC's 50 GB/s). */
+double zb_hw_inter_node_bw(const zb_hw_profile *hw, int gpus_per_node);
 
 /* Parses and validates JSON text (pure: no file access). `filename` names
  * the text in messages (NULL: "<profile>") and is copied into out->path.

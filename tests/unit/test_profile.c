@@ -121,7 +121,9 @@ static void test_shipped_hw(void) {
             ZB_CHECK(hw.bf16_flops > hw.fp32_flops && hw.fp32_flops > 0.0);
             ZB_CHECK(hw.mem_bytes > 0.0 && hw.hbm_bytes_per_s > 0.0);
             ZB_CHECK(hw.nvlink_bytes_per_s > hw.nic_bytes_per_s && hw.nic_bytes_per_s > 0.0);
-            ZB_CHECK(hw.gpus_per_node == 8);
+            ZB_CHECK(hw.gpus_per_node == 8 && hw.nics_per_node == 8); /* DGX: one NIC per GPU */
+        } else {
+            ZB_CHECK(hw.nics_per_node == 1);
         }
     }
     zb_hw_profile h200;
@@ -244,6 +246,33 @@ static void test_hw_errors(void) {
     ZB_CHECK_OK(parse_hw_with(NULL, NULL, &hw));
     ZB_CHECK(hw.bf16_flops == 9.89e14 && hw.gpus_per_node == 8 && !hw.is_cpu);
     ZB_CHECK_OK(parse_hw_with("nvlink_bytes_per_s", "0", &hw)); /* a GPU without NVLink */
+    ZB_CHECK(hw.nics_per_node == 1); /* not given: one NIC per node */
+    {
+        /* nics_per_node, when given, is a positive integer with a source */
+        char json[2048];
+#define HW_WITH "{\"name\": \"g\", \"kind\": \"gpu\", \"bf16_flops\": 1, \"fp32_flops\": 1, " \
+                           "\"mem_bytes\": 1, \"hbm_bytes_per_s\": 1, \"nvlink_bytes_per_s\": 1, " \
+                           "\"nic_bytes_per_s\": 1, \"gpus_per_node\": 8, \"nics_per_node\": %s, \"sources\": " \
+                           "{\"bf16_flops\": \"a\", \"fp32_flops\": \"a\", \"mem_bytes\": \"a\", " \
+                           "\"hbm_bytes_per_s\": \"a\", \"nvlink_bytes_per_s\": \"a\", \"nic_bytes_per_s\": \"a\", " \
+                           "\"gpus_per_node\": \"a\"%s}}"
+
+        snprintf(json, sizeof json, HW_WITH, "4", ", \"nics_per_node\": \"a\"");
+        ZB_CHECK_OK(zb_hw_profile_parse(json, strlen(json), FAKE_HW, &hw));
+        ZB_CHECK(hw.nics_per_node == 4);
+        const char *bad[] = {"0", "2.5", "\"8\"", "-1"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            snprintf(json, sizeof json, HW_WITH, bad[i], ", \"nics_per_node\": \"a\"");
+            ZB_CHECK_MSG(zb_hw_profile_parse(json, strlen(json), FAKE_HW, &hw) == ZB_ERR_INVALID &&
+                             message_has(FAKE_HW, "\"nics_per_node\""), "nics_per_node=%s: %s", bad[i],
+                         zb_error_message());
+        }
+        snprintf(json, sizeof json, HW_WITH, "4", ""); /* no source */
+        ZB_CHECK(zb_hw_profile_parse(json, strlen(json), FAKE_HW, &hw) == ZB_ERR_INVALID &&
+                 message_has(FAKE_HW, "\"sources.nics_per_node\""));
+        zb_error_clear();
+#undef HW_WITH
+    }
 
     expect_hw_error("kind", "\"tpu\"", "kind");
     expect_hw_error("bf16_flops", NULL, "bf16_flops");

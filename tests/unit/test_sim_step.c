@@ -402,6 +402,25 @@ static void test_costs(void) {
     hw.sim.latency_inter_s = 7e-6;
     double t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
     ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 0.1)) < 1e-12, "all-gather %.9f s", t);
+    /* a node's NICs, one ring through each (rails): k NICs under k ranks
+     * give each rank k NICs' bandwidth, NVLink permitting; one rank per node
+     * reaches one NIC */
+    ZB_CHECK(hw.nics_per_node == 1 && zb_hw_inter_node_bw(&hw, 8) == hw.nic_bytes_per_s);
+    hw.nics_per_node = 8;
+    ZB_CHECK(zb_hw_inter_node_bw(&hw, 8) == 8 * hw.nic_bytes_per_s);
+    ZB_CHECK(zb_hw_inter_node_bw(&hw, 4) == 4 * hw.nic_bytes_per_s);
+    ZB_CHECK(zb_hw_inter_node_bw(&hw, 1) == hw.nic_bytes_per_s);
+    double nvlink = hw.nvlink_bytes_per_s;
+    hw.nvlink_bytes_per_s = 1e12; /* above 8 NICs: the NICs bound it */
+    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
+    ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 1.25e9 / (8 * hw.nic_bytes_per_s))) < 1e-12, "all-gather, 8 NICs %.9f s", t);
+    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 4, 1);
+    ZB_CHECK_MSG(fabs(t - (3 * 7e-6 + 0.1)) < 1e-12, "all-gather, 1 rank per node %.9f s", t);
+    hw.nvlink_bytes_per_s = 5e10; /* below them: NVLink, which feeds the NICs, bounds it */
+    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
+    ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 1.25e9 / 5e10)) < 1e-12, "all-gather, NVLink-bound %.9f s", t);
+    hw.nvlink_bytes_per_s = nvlink;
+    hw.nics_per_node = 1;
     ZB_CHECK(zb_sim_coll_steps(ZB_COLL_ALLREDUCE, 8) == 14 && zb_sim_coll_steps(ZB_COLL_BARRIER, 5) == 3);
     ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
     ZB_CHECK(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 0, 1, 1) == 0.0);
