@@ -192,7 +192,10 @@ static void put_compute(calib_out *o) {
 static void put_links(calib_out *o) {
     const zb_calib *c = o->c;
     json_t *lat = sub_object(o->sim, "link_latency_s");
+    json_t *eff = sub_object(o->sim, "link_efficiency");
     json_t *colls = sub_object(o->sim, "collectives");
+    const char *old_eff = json_string_value(json_object_get(o->sim_sources, "link_efficiency"));
+    char eff_text[2048] = "";
     const char *bw_key[2] = {"nvlink_bytes_per_s", "nic_bytes_per_s"}, *lat_key[2] = {"intra_node", "inter_node"};
     char lat_text[4096] = "", what[1024], text[2560];
     const char *old_lat = json_string_value(json_object_get(o->sim_sources, "link_latency_s"));
@@ -218,6 +221,11 @@ static void put_links(calib_out *o) {
                                                 "across nodes, all of a node's NICs together, so counted as one"));
             }
             json_object_set_new(lat, lat_key[pl], json_real(f->fit.latency_s));
+            /* the fitted bandwidth is the rate the data moved at: no protocol share to take off */
+            json_object_set_new(eff, lat_key[pl], json_real(1.0));
+            size_t e_used = strlen(eff_text);
+            snprintf(eff_text + e_used, sizeof eff_text - e_used, "%s%s: 1, calibrated (%s is the rate the "
+                     "collectives' data moved at)", e_used ? "; " : "", lat_key[pl], bw_key[pl]);
             mark(o, name, "calibrated", f->fit.rms_residual_pct, f->fit.max_residual_pct);
             calibrated_text(o, what, text, sizeof text);
         } else {
@@ -226,6 +234,11 @@ static void put_links(calib_out *o) {
             mark(o, name, have ? "from_base" : "missing", -1, -1);
             snprintf(text, sizeof text, have ? "from base profile %s (not calibrated): %s" : "", o->base_name,
                      old_lat ? old_lat : "");
+            if (json_object_get(eff, lat_key[pl])) {
+                size_t e_used = strlen(eff_text);
+                snprintf(eff_text + e_used, sizeof eff_text - e_used, "%s%s: from base profile %s (not "
+                         "calibrated): %s", e_used ? "; " : "", lat_key[pl], o->base_name, old_eff ? old_eff : "");
+            }
         }
         if (text[0]) snprintf(lat_text + used, sizeof lat_text - used, "%s%s: %s", used ? "; " : "", lat_key[pl], text);
         for (int k = 0; k < ZB_CALIB_N_COLLS; k++) {
@@ -253,6 +266,11 @@ static void put_links(calib_out *o) {
         }
     }
     if (lat_text[0]) json_object_set_new(o->sim_sources, "link_latency_s", json_string(lat_text));
+    if (eff_text[0]) json_object_set_new(o->sim_sources, "link_efficiency", json_string(eff_text));
+    if (!json_object_size(eff)) {
+        json_object_del(o->sim, "link_efficiency");
+        json_object_del(o->sim_sources, "link_efficiency");
+    }
     if (coll_text[0]) json_object_set_new(o->sim_sources, "collectives", json_string(coll_text));
     if (!json_object_size(lat)) json_object_del(o->sim, "link_latency_s");
     if (!json_object_size(colls)) json_object_del(o->sim, "collectives");

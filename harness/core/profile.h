@@ -39,6 +39,13 @@
  *   link_latency_s        {"intra_node": s, "inter_node": s}, each >= 0:
  *                         the latency of one step of a collective's
  *                         algorithm inside a node / across nodes
+ *   link_efficiency       (optional) {"intra_node": e, "inter_node": e},
+ *                         each in (0, 1], 1 when absent: the fraction of
+ *                         the link's line rate (nvlink_bytes_per_s; the
+ *                         node's NICs) a collective's data moves at, the
+ *                         rest the protocol's (NCCL's flags and chunking);
+ *                         not applied to a collective's own fit, which is
+ *                         measured
  *   interference          >= 0: compute running beside a collective takes
  *                         (1 + interference) times as long
  *   comm_interference     >= 0 (optional, 0 when absent): a collective
@@ -72,8 +79,8 @@
  *                         predicting a published run made without
  *                         torch.compile
  *   sources               {"<parameter>": "<source>"} for each parameter
- *                         given (link_latency_s and collectives: one entry
- *                         each).
+ *                         given (link_latency_s, link_efficiency and
+ *                         collectives: one entry each).
  * Every parameter is optional when the profile is loaded (a profile for
  * real runs needs none); one the sim needs and the profile lacks is an
  * error when the sim starts (zb_hw_sim_require), naming it and the file.
@@ -120,6 +127,7 @@ enum {
     ZB_SIM_KERNEL_EFFICIENCY = 1u << 14, /* at least one kernel's own efficiency */
     ZB_SIM_ELEMENTWISE = 1u << 15,       /* elementwise given */
     ZB_SIM_COMM_HOLD = 1u << 16,
+    ZB_SIM_LINK_EFFICIENCY = 1u << 17,
     /* not sim parameters: the profile's own fields the sim reads, as
      * zb_hw_sim_require checks them (a positive number, not "measure") */
     ZB_SIM_NEEDS_PEAKS = 1u << 8,  /* bf16_flops, fp32_flops */
@@ -140,6 +148,7 @@ typedef struct zb_hw_sim {
     double mem_efficiency;
     double attention_fwd_efficiency, attention_bwd_efficiency;
     double latency_intra_s, latency_inter_s;
+    double link_eff[2]; /* [intra, inter] in (0, 1]; 1 when not given */
     double interference;
     double comm_interference;
     double comm_hold_s;

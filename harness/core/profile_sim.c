@@ -79,6 +79,21 @@ static zb_status latencies(const char *file, const json_t *v, zb_hw_sim *s) {
     return ZB_OK;
 }
 
+/* "link_efficiency": {"intra_node": e, "inter_node": e}, each in (0, 1]. */
+static zb_status link_effs(const char *file, const json_t *v, zb_hw_sim *s) {
+    if (!json_is_object(v)) {
+        return bad(file, "link_efficiency", "an object {\"intra_node\": fraction, \"inter_node\": fraction}", v);
+    }
+    bool given = false;
+    ZB_TRY(number_at(file, v, "intra_node", "link_efficiency.intra_node", 0, true, 1.0, "a number in (0, 1]",
+                     &s->link_eff[0], &given));
+    if (given) s->have |= ZB_SIM_LINK_EFFICIENCY;
+    ZB_TRY(number_at(file, v, "inter_node", "link_efficiency.inter_node", 0, true, 1.0, "a number in (0, 1]",
+                     &s->link_eff[1], &given));
+    if (given) s->have |= ZB_SIM_LINK_EFFICIENCY;
+    return ZB_OK;
+}
+
 /* "collectives": {"<coll>": {"<link>": {"latency_s", "bandwidth_bytes_per_s"}}}. */
 static zb_status collectives(const char *file, const json_t *v, zb_hw_sim *s) {
     static const char *const colls[3] = {"allgather", "reducescatter", "allreduce"};
@@ -155,6 +170,7 @@ static zb_status sources(const char *file, const json_t *sim, unsigned have) {
                   {ZB_SIM_ATTENTION_EFFICIENCY, "attention_fwd_efficiency"},
                   {ZB_SIM_ATTENTION_EFFICIENCY, "attention_bwd_efficiency"},
                   {ZB_SIM_LATENCY_INTRA | ZB_SIM_LATENCY_INTER, "link_latency_s"},
+                  {ZB_SIM_LINK_EFFICIENCY, "link_efficiency"},
                   {ZB_SIM_INTERFERENCE, "interference"},
                   {ZB_SIM_COMM_INTERFERENCE, "comm_interference"},
                   {ZB_SIM_COMM_HOLD, "comm_hold_s"},
@@ -210,6 +226,9 @@ zb_status zb_hw_sim_parse(const void *json_root, const char *file, zb_hw_sim *ou
     if (fwd_given) s.have |= ZB_SIM_ATTENTION_EFFICIENCY;
     const json_t *lat = json_object_get(sim, "link_latency_s");
     if (lat) ZB_TRY(latencies(file, lat, &s));
+    s.link_eff[0] = s.link_eff[1] = 1.0; /* line rate unless given */
+    const json_t *leff = json_object_get(sim, "link_efficiency");
+    if (leff) ZB_TRY(link_effs(file, leff, &s));
     ZB_TRY(number(file, sim, "interference", 0, false, 10, "a number in [0, 10]", &s.interference, &given));
     if (given) s.have |= ZB_SIM_INTERFERENCE;
     ZB_TRY(number(file, sim, "comm_interference", 0, false, 10, "a number in [0, 10]", &s.comm_interference,

@@ -124,6 +124,9 @@ for name, links in (("two", True), ("one", False)):
             check(sim["link_latency_s"]["intra_node"] >= 0, f"{name}: intra-node latency")
             check(pooled["bandwidth_bytes_per_s"] == p["nvlink_bytes_per_s"], f"{name}: the pooled fit is the profile's")
             check(pooled["points"] >= 3 * 5, f"{name}: pooled over the three sweeps {pooled}")
+            # a fitted bandwidth is the rate measured: no protocol share taken off it again
+            check(sim["link_efficiency"]["intra_node"] == 1 and
+                  "intra_node: 1, calibrated" in sim["sources"]["link_efficiency"], f"{name}: intra-node efficiency")
         for c in ("allgather", "reducescatter", "allreduce"):
             f = cal["collectives"][c]["intra_node"]
             check(f["ranks"] == 2, f"{name}: {c} swept on 2 ranks")
@@ -138,6 +141,8 @@ for name, links in (("two", True), ("one", False)):
         check(params["nic_bytes_per_s"]["status"] == "from_base", f"{name}: NIC borrowed")
         check(src["nic_bytes_per_s"].startswith("from base profile H100"), f"{name}: borrowed source {src['nic_bytes_per_s']}")
         check("inter_node: from base profile" in sim["sources"]["link_latency_s"], f"{name}: latency source")
+        check(sim["link_efficiency"]["inter_node"] == 0.96 and
+              "inter_node: from base profile" in sim["sources"]["link_efficiency"], f"{name}: NIC efficiency borrowed")
         for c in ("allgather", "reducescatter", "allreduce"):
             f = cal["collectives"][c]["intra_node"]
             if "not_fitted" not in f:

@@ -421,6 +421,16 @@ static void test_costs(void) {
     ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 1.25e9 / 5e10)) < 1e-12, "all-gather, NVLink-bound %.9f s", t);
     hw.nvlink_bytes_per_s = nvlink;
     hw.nics_per_node = 1;
+    /* link_efficiency: the share of each link's line rate the data moves at;
+     * 1 when not given; a collective's own fit is measured and keeps its rate */
+    ZB_CHECK(hw.sim.link_eff[0] == 1.0 && hw.sim.link_eff[1] == 1.0);
+    hw.sim.link_eff[0] = 0.5;
+    hw.sim.link_eff[1] = 0.25;
+    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 1);
+    ZB_CHECK_MSG(fabs(t - (7e-6 + 0.4)) < 1e-12, "all-gather at a quarter of the NIC %.9f s", t);
+    t = zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8);
+    ZB_CHECK_MSG(fabs(t - (7e-6 + 2e-5)) < 1e-12, "reduce-scatter at half of NVLink %.9f s", t);
+    hw.sim.link_eff[0] = hw.sim.link_eff[1] = 1.0;
     ZB_CHECK(zb_sim_coll_steps(ZB_COLL_ALLREDUCE, 8) == 14 && zb_sim_coll_steps(ZB_COLL_BARRIER, 5) == 3);
     ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
     ZB_CHECK(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 0, 1, 1) == 0.0);
@@ -527,6 +537,15 @@ static void test_profile_sim(void) {
         {", \"sim\": {\"link_latency_s\": {\"intra_node\": -1}, \"sources\": {\"link_latency_s\": \"x\"}}",
          "sim.link_latency_s.intra_node"},
         {", \"sim\": [1]", "\"sim\""},
+        {", \"sim\": {\"link_efficiency\": {\"intra_node\": 0.8, \"inter_node\": 1}, \"sources\": "
+         "{\"link_efficiency\": \"x\"}}", NULL},
+        {", \"sim\": {\"link_efficiency\": {\"intra_node\": 0}, \"sources\": {\"link_efficiency\": \"x\"}}",
+         "sim.link_efficiency.intra_node"},
+        {", \"sim\": {\"link_efficiency\": {\"inter_node\": 1.2}, \"sources\": {\"link_efficiency\": \"x\"}}",
+         "sim.link_efficiency.inter_node"},
+        {", \"sim\": {\"link_efficiency\": 0.8, \"sources\": {\"link_efficiency\": \"x\"}}",
+         "sim.link_efficiency"},
+        {", \"sim\": {\"link_efficiency\": {\"inter_node\": 0.9}}", "sim.sources"},
         {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1, \"cast\": 10}, \"sources\": {\"kernel_efficiency\": "
          "\"x\"}}", NULL},
         {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1}}", "sim.sources"},

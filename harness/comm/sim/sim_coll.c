@@ -21,7 +21,8 @@ static void link_of(const zb_hw_profile *hw, zb_coll kind, int pl, int gpus_per_
         return;
     }
     *latency = pl == 0 ? hw->sim.latency_intra_s : hw->sim.latency_inter_s;
-    *bw = pl == 0 ? hw->nvlink_bytes_per_s : zb_hw_inter_node_bw(hw, gpus_per_node);
+    double eff = hw->sim.link_eff[pl] > 0 ? hw->sim.link_eff[pl] : 1.0; /* 0: a profile built by hand */
+    *bw = eff * (pl == 0 ? hw->nvlink_bytes_per_s : zb_hw_inter_node_bw(hw, gpus_per_node));
 }
 
 double zb_sim_coll_s(const zb_hw_profile *hw, zb_coll kind, uint64_t sent_bytes, int nodes, int gpus_per_node) {

@@ -22,8 +22,8 @@ int zb_sim_coll_steps(zb_coll kind, int n_ranks);
  * latency and bandwidth of the slowest link the ring crosses: NVLink
  * (link_latency_s.intra_node, nvlink_bytes_per_s) when a node has several
  * GPUs, the node's NICs (link_latency_s.inter_node, zb_hw_inter_node_bw)
- * when there are several nodes; the larger latency and the smaller
- * bandwidth of the two. A collective with its own fit for a link class
+ * when there are several nodes, each rate times its sim.link_efficiency;
+ * the larger latency and the smaller bandwidth of the two. A collective with its own fit for a link class
  * (sim.collectives) uses that fit's latency and bandwidth for it instead:
  * a fit is the bus bandwidth measured, NICs included. */
 double zb_sim_coll_s(const zb_hw_profile *hw, zb_coll kind, uint64_t sent_bytes, int nodes, int gpus_per_node);
