@@ -63,8 +63,8 @@ sys.exit(0 if runs and all(sorted({p["node"] for p in r["per_rank"]}) == [0, 1] 
 
 # 2b. calibrate across the nodes, then the sim on that profile alone (no
 # --base: every parameter a 2-node x 1-rank sim needs is fitted here). Each
-# collective's inter-node bandwidth is below the shaped rate (the physical
-# limit) and above half of it (at 256K-1M a call sends 128-512K each way,
+# collective's inter-node bandwidth is at most the shaped rate (the physical
+# limit, within the fit's noise) and above half of it (at 256K-1M a call sends 128-512K each way,
 # past the shaper's 25K burst). The sweeps and steps kept small.
 box run --timeout 90 -- "$zb" calibrate -o "$tmp/cal.json" --quick --coll-min 256K --coll-max 1M \
   --gemm-max 64 --nodes 2 --gpus-per-node 1 >"$tmp/cal.out" 2>&1
@@ -77,8 +77,11 @@ rate = 200e6 / 8  # bytes/s
 nic = prof.get("nic_bytes_per_s", 0)
 colls = prof["calibration"]["collectives"]
 inter = [colls[k]["inter_node"] for k in ("allgather", "reducescatter", "allreduce")]
-ok = 0.5 * rate < nic <= 1.05 * rate
-ok &= all(c and 0.5 * rate < c["bandwidth_bytes_per_s"] <= 1.05 * rate for c in inter)
+# a fitted slope, not a measurement: 10 % over the rate allowed for the fit's
+# noise (a loaded machine slows the small sizes, the intercept takes it, the
+# slope steepens: 1.07x seen on CI), where two NICs' worth would be 2x
+ok = 0.5 * rate < nic <= 1.10 * rate
+ok &= all(c and 0.5 * rate < c["bandwidth_bytes_per_s"] <= 1.10 * rate for c in inter)
 # the fit is the bus bandwidth measured, the node's NICs included: counted as one
 ok &= prof.get("nics_per_node") == 1 and prof["sources"]["nics_per_node"].startswith("calibrated")
 print(f"nic {nic / 1e6:.2f} MB/s (rate {rate / 1e6:.2f}); inter-node", [c and round(c["bandwidth_bytes_per_s"] / 1e6, 2) for c in inter])
