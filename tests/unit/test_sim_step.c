@@ -10,7 +10,8 @@
  *   - memory per tag equals the ledger's prediction exactly, stages 0-3,
  *     both schedules, 4 and 32 virtual ranks;
  *   - the cost formulas, and a profile without a sim parameter refused by
- *     name;
+ *     name (the collectives' costs: test_sim_coll.c; the "sim" object's
+ *     parsing: test_profile_sim.c);
  *   - sim.elementwise "eager": PyTorch eager's bytes and kernels a block;
  *   - comm_hold_s: compute held at a collective's start. */
 #include <math.h>
@@ -397,49 +398,6 @@ static void test_costs(void) {
     ZB_CHECK(fabs(zb_sim_kernel_s(&hw, "not_a_kernel", 1e9) - 1e-2) < 1e-15);
     ZB_CHECK(zb_sim_kernel_index("cast") == ZB_SIM_N_KERNELS - 1 && zb_sim_kernel_index("gemm") < 0);
     hw.sim.kernel_eff[zb_sim_kernel_index("rope_fwd")] = 0;
-    /* ring all-gather on 2 x 8: 15 steps x 7 us + bytes over the NIC (1.25e10) */
-    hw.sim.latency_intra_s = 1e-6;
-    hw.sim.latency_inter_s = 7e-6;
-    double t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
-    ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 0.1)) < 1e-12, "all-gather %.9f s", t);
-    /* a node's NICs, one ring through each (rails): k NICs under k ranks
-     * give each rank k NICs' bandwidth, NVLink permitting; one rank per node
-     * reaches one NIC */
-    ZB_CHECK(hw.nics_per_node == 1 && zb_hw_inter_node_bw(&hw, 8) == hw.nic_bytes_per_s);
-    hw.nics_per_node = 8;
-    ZB_CHECK(zb_hw_inter_node_bw(&hw, 8) == 8 * hw.nic_bytes_per_s);
-    ZB_CHECK(zb_hw_inter_node_bw(&hw, 4) == 4 * hw.nic_bytes_per_s);
-    ZB_CHECK(zb_hw_inter_node_bw(&hw, 1) == hw.nic_bytes_per_s);
-    double nvlink = hw.nvlink_bytes_per_s;
-    hw.nvlink_bytes_per_s = 1e12; /* above 8 NICs: the NICs bound it */
-    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
-    ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 1.25e9 / (8 * hw.nic_bytes_per_s))) < 1e-12, "all-gather, 8 NICs %.9f s", t);
-    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 4, 1);
-    ZB_CHECK_MSG(fabs(t - (3 * 7e-6 + 0.1)) < 1e-12, "all-gather, 1 rank per node %.9f s", t);
-    hw.nvlink_bytes_per_s = 5e10; /* below them: NVLink, which feeds the NICs, bounds it */
-    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 8);
-    ZB_CHECK_MSG(fabs(t - (15 * 7e-6 + 1.25e9 / 5e10)) < 1e-12, "all-gather, NVLink-bound %.9f s", t);
-    hw.nvlink_bytes_per_s = nvlink;
-    hw.nics_per_node = 1;
-    /* link_efficiency: the share of each link's line rate the data moves at;
-     * 1 when not given; a collective's own fit is measured and keeps its rate */
-    ZB_CHECK(hw.sim.link_eff[0] == 1.0 && hw.sim.link_eff[1] == 1.0);
-    hw.sim.link_eff[0] = 0.5;
-    hw.sim.link_eff[1] = 0.25;
-    t = zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1250000000ull, 2, 1);
-    ZB_CHECK_MSG(fabs(t - (7e-6 + 0.4)) < 1e-12, "all-gather at a quarter of the NIC %.9f s", t);
-    t = zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8);
-    ZB_CHECK_MSG(fabs(t - (7e-6 + 2e-5)) < 1e-12, "reduce-scatter at half of NVLink %.9f s", t);
-    hw.sim.link_eff[0] = hw.sim.link_eff[1] = 1.0;
-    ZB_CHECK(zb_sim_coll_steps(ZB_COLL_ALLREDUCE, 8) == 14 && zb_sim_coll_steps(ZB_COLL_BARRIER, 5) == 3);
-    ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
-    ZB_CHECK(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 0, 1, 1) == 0.0);
-    /* a collective's own fit (sim.collectives) replaces the link's for it alone */
-    hw.sim.coll_latency_s[1][0] = 2e-6; /* reduce-scatter inside a node */
-    hw.sim.coll_bw[1][0] = 5e10;
-    ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_REDUCESCATTER, 1000000, 1, 8) - (7 * 2e-6 + 2e-5)) < 1e-12);
-    ZB_CHECK(fabs(zb_sim_coll_s(&hw, ZB_COLL_ALLGATHER, 1000000, 1, 8) - (7e-6 + 1e-5)) < 1e-12);
-    hw.sim.coll_bw[1][0] = 0;
     /* a profile without one of them: named with its file */
     hw.sim.have &= ~(unsigned)ZB_SIM_INTERFERENCE;
     ZB_CHECK(zb_hw_sim_require(&hw, ZB_SIM_DEVICE_NEEDS) == ZB_ERR_INVALID);
@@ -514,81 +472,7 @@ static void test_eager(void) {
     }
 }
 
-/* The "sim" object is checked when the profile loads: types, ranges, order,
- * and a source for each parameter given; absent, the profile still loads. */
-static void test_profile_sim(void) {
-    const char *base = "{\"name\": \"p\", \"kind\": \"gpu\", \"bf16_flops\": 1, \"fp32_flops\": 1, \"mem_bytes\": 1,"
-                       " \"hbm_bytes_per_s\": 1, \"nvlink_bytes_per_s\": 0, \"nic_bytes_per_s\": 0, \"gpus_per_node\": 1,"
-                       " \"sources\": {\"bf16_flops\": \"t\", \"fp32_flops\": \"t\", \"mem_bytes\": \"t\","
-                       " \"hbm_bytes_per_s\": \"t\", \"nvlink_bytes_per_s\": \"t\", \"nic_bytes_per_s\": \"t\","
-                       " \"gpus_per_node\": \"t\"}";
-    static const struct {
-        const char *sim, *needle; /* needle NULL: loads */
-    } cases[] = {
-        {"", NULL},
-        {", \"sim\": {\"interference\": 0.2, \"sources\": {\"interference\": \"x\"}}", NULL},
-        {", \"sim\": {\"interference\": 0.2}", "sim.sources"},
-        {", \"sim\": {\"interference\": 0.2, \"sources\": {}}", "sim.sources.interference"},
-        {", \"sim\": {\"gemm_efficiency\": [[0, 0.5], [0, 0.6]], \"sources\": {\"gemm_efficiency\": \"x\"}}",
-         "sim.gemm_efficiency[1]"},
-        {", \"sim\": {\"gemm_efficiency\": [[0, 1.5]], \"sources\": {\"gemm_efficiency\": \"x\"}}",
-         "sim.gemm_efficiency[0]"},
-        {", \"sim\": {\"mem_efficiency\": 0, \"sources\": {\"mem_efficiency\": \"x\"}}", "sim.mem_efficiency"},
-        {", \"sim\": {\"link_latency_s\": {\"intra_node\": -1}, \"sources\": {\"link_latency_s\": \"x\"}}",
-         "sim.link_latency_s.intra_node"},
-        {", \"sim\": [1]", "\"sim\""},
-        {", \"sim\": {\"link_efficiency\": {\"intra_node\": 0.8, \"inter_node\": 1}, \"sources\": "
-         "{\"link_efficiency\": \"x\"}}", NULL},
-        {", \"sim\": {\"link_efficiency\": {\"intra_node\": 0}, \"sources\": {\"link_efficiency\": \"x\"}}",
-         "sim.link_efficiency.intra_node"},
-        {", \"sim\": {\"link_efficiency\": {\"inter_node\": 1.2}, \"sources\": {\"link_efficiency\": \"x\"}}",
-         "sim.link_efficiency.inter_node"},
-        {", \"sim\": {\"link_efficiency\": 0.8, \"sources\": {\"link_efficiency\": \"x\"}}",
-         "sim.link_efficiency"},
-        {", \"sim\": {\"link_efficiency\": {\"inter_node\": 0.9}}", "sim.sources"},
-        {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1, \"cast\": 10}, \"sources\": {\"kernel_efficiency\": "
-         "\"x\"}}", NULL},
-        {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1}}", "sim.sources"},
-        {", \"sim\": {\"kernel_efficiency\": {\"rope_fwd\": 0.1}, \"sources\": {\"mem_efficiency\": \"x\"}}",
-         "sim.sources.kernel_efficiency"},
-        {", \"sim\": {\"kernel_efficiency\": {\"gemm\": 0.5}, \"sources\": {\"kernel_efficiency\": \"x\"}}",
-         "sim.kernel_efficiency.gemm"},
-        {", \"sim\": {\"kernel_efficiency\": {\"fill\": 0}, \"sources\": {\"kernel_efficiency\": \"x\"}}",
-         "sim.kernel_efficiency.fill"},
-        {", \"sim\": {\"kernel_efficiency\": {\"fill\": 11}, \"sources\": {\"kernel_efficiency\": \"x\"}}",
-         "sim.kernel_efficiency.fill"},
-        {", \"sim\": {\"kernel_efficiency\": [0.5], \"sources\": {\"kernel_efficiency\": \"x\"}}",
-         "sim.kernel_efficiency"},
-        {", \"sim\": {\"elementwise\": \"eager\", \"sources\": {\"elementwise\": \"x\"}}", NULL},
-        {", \"sim\": {\"comm_hold_s\": 0.001, \"sources\": {\"comm_hold_s\": \"x\"}}", NULL},
-        {", \"sim\": {\"comm_hold_s\": -1e-6, \"sources\": {\"comm_hold_s\": \"x\"}}", "sim.comm_hold_s"},
-        {", \"sim\": {\"comm_hold_s\": 2, \"sources\": {\"comm_hold_s\": \"x\"}}", "sim.comm_hold_s"},
-        {", \"sim\": {\"comm_hold_s\": 0.001}", "sim.sources"},
-        {", \"sim\": {\"elementwise\": \"fused\", \"sources\": {\"elementwise\": \"x\"}}", NULL},
-        {", \"sim\": {\"elementwise\": \"eager\", \"sources\": {\"mem_efficiency\": \"x\"}}",
-         "sim.sources.elementwise"},
-        {", \"sim\": {\"elementwise\": \"lazy\\n\", \"sources\": {\"elementwise\": \"x\"}}",
-         "got 'lazy\\n'"},
-        {", \"sim\": {\"elementwise\": 1, \"sources\": {\"elementwise\": \"x\"}}", "sim.elementwise"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char text[2048];
-        snprintf(text, sizeof text, "%s%s}", base, cases[i].sim);
-        zb_hw_profile hw;
-        zb_status st = zb_hw_profile_parse(text, strlen(text), "p.json", &hw);
-        if (!cases[i].needle) {
-            ZB_CHECK_MSG(st == ZB_OK, "case %zu: %s", i, zb_error_message());
-        } else {
-            ZB_CHECK_MSG(st == ZB_ERR_INVALID && strstr(zb_error_message(), cases[i].needle) &&
-                             strstr(zb_error_message(), "p.json"),
-                         "case %zu: %s: '%s', want '%s'", i, zb_status_name(st), zb_error_message(), cases[i].needle);
-        }
-        zb_error_clear();
-    }
-}
-
 int main(void) {
-    test_profile_sim();
     test_costs();
     test_eager();
     test_deterministic();
