@@ -118,23 +118,18 @@ static double link_gbps(const zb_plot_input *f, int nodes, int per_node, char *l
         snprintf(why, why_n, "hardware profile '%.64s' does not load here", hw);
         return 0;
     }
-    int rails = per_node < p.nics_per_node ? per_node : p.nics_per_node;
-    if (rails < 1) rails = 1;
     double bw = nodes > 1 ? zb_hw_inter_node_bw(&p, per_node) : p.nvlink_bytes_per_s;
-    if (nodes > 1 && per_node > 1 && p.nvlink_bytes_per_s > 0 && p.nvlink_bytes_per_s < bw) {
-        bw = p.nvlink_bytes_per_s; /* the node's NICs are fed over NVLink */
-        rails = 0;
-    }
     if (bw <= 0) {
         snprintf(why, why_n, "profile '%.64s' gives no %s bandwidth", hw, nodes > 1 ? "NIC" : "NVLink");
         return 0;
     }
-    if (nodes > 1 && rails == 0)
-        snprintf(label, n, "%s NVLink %.0f GB/s", p.name, bw / 1e9);
-    else if (nodes > 1 && rails > 1)
-        snprintf(label, n, "%s %d NICs %.0f GB/s", p.name, rails, bw / 1e9);
+    int nics = nodes > 1 ? (int)lround(bw / p.nic_bytes_per_s) : 0;
+    bool nvlink_bound = nodes > 1 && per_node > 1 && p.nvlink_bytes_per_s > 0 && p.nvlink_bytes_per_s < bw;
+    if (nvlink_bound) bw = p.nvlink_bytes_per_s; /* the node's NICs are fed over NVLink */
+    if (nics > 1 && !nvlink_bound)
+        snprintf(label, n, "%s %d NICs %.0f GB/s", p.name, nics, bw / 1e9);
     else
-        snprintf(label, n, "%s %s %.0f GB/s", p.name, nodes > 1 ? "NIC" : "NVLink", bw / 1e9);
+        snprintf(label, n, "%s %s %.0f GB/s", p.name, nodes > 1 && !nvlink_bound ? "NIC" : "NVLink", bw / 1e9);
     return bw / 1e9;
 }
 
